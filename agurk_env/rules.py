@@ -1,0 +1,212 @@
+"""The rule options of Agurk (RULES.md), their presets, and validation.
+
+A :class:`Rules` is frozen and always fully resolved: every option holds a
+concrete value and every impossible combination is refused at construction
+with a one-line :class:`RulesError` naming the option and its allowed values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+CARDS: tuple[str, ...] = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "X")
+"""Card names in action order: action ``i`` plays ``CARDS[i]`` (``X`` = joker)."""
+
+DECK_SIZE = 52
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "ace": ("high", "low", "low_in_last_trick"),
+    "first_leader": ("left_of_dealer", "dealer"),
+    "beat_target": ("highest", "previous"),
+    "equal_beats": ("always", "not_last_trick", "never"),
+    "beat_choice": ("forced", "nearest", "optional"),
+    "ace_lock": ("none", "led", "any"),
+    "scoring": ("last_trick", "every_trick"),
+    "last_trick_ties": ("all", "winner"),
+    "limit_rule": ("reach", "exceed"),
+    "match_end": ("last_standing", "first_out"),
+}
+_INT_MIN: dict[str, int] = {
+    "players": 2,
+    "hand_size": 1,
+    "jokers": 0,
+    "ace_points": 0,
+    "limit": 1,
+    "rebuys": 0,
+    "rebuy_min_others": 0,
+    "lives": 0,
+}
+_INT_MAX: dict[str, int] = {"players": 8, "jokers": 2}
+
+
+class RulesError(ValueError):
+    """An invalid option, value or combination of options (one-line message)."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every rule option of RULES.md, resolved; see ``agurk rules`` for presets."""
+
+    players: int = 4
+    """Seats at the table, 2..8."""
+    hand_size: int = 7
+    """Cards dealt to each seat, and tricks per round."""
+    jokers: int = 0
+    """Jokers (``X``, strength and points 15) added to the 52-card deck: 0, 1 or 2."""
+    ace: str = "high"
+    """Ace strength: ``high`` (14), ``low`` (1) or ``low_in_last_trick`` (14, but 1 in the last trick)."""
+    ace_points: int | None = None
+    """Penalty points of an ace; ``None`` resolves to 14 (1 when ``ace=low``)."""
+    first_leader: str = "left_of_dealer"
+    """Who leads trick 1: the seat left of the dealer, or the dealer."""
+    beat_target: str = "highest"
+    """What a follower must reach: the highest card in the trick, or the previous card."""
+    equal_beats: str = "always"
+    """Whether an equal card beats: ``always``, ``not_last_trick`` or ``never``."""
+    beat_choice: str = "forced"
+    """A player who can beat: must beat (``forced``), must beat with the least card (``nearest``),
+    or may beat or play the lowest card (``optional``)."""
+    ace_lock: str = "none"
+    """A high ace locks the trick when led (``led``) or when in it at all (``any``)."""
+    twos_rule: bool = False
+    """When a 2 is led, a player holding a 2 must play it."""
+    scoring: str = "last_trick"
+    """Which tricks score: only the last one, or every trick."""
+    last_trick_ties: str = "all"
+    """In the last trick, every seat with a card of the winning strength scores (``all``) or only the winner."""
+    limit: int = 30
+    """Points at which a seat goes out (points mode)."""
+    limit_rule: str = "reach"
+    """Out when the score reaches (>=) or exceeds (>) the limit."""
+    match_end: str = "last_standing"
+    """The match ends when one seat is left, or after the first round in which anyone goes out."""
+    rebuys: int = 0
+    """Rebuys per seat (points mode with ``last_standing`` only)."""
+    rebuy_min_others: int = 0
+    """Other seats that must stay in for a rebuy to be allowed."""
+    lives: int = 0
+    """Lives per seat; 0 plays points mode."""
+
+    def __post_init__(self) -> None:
+        if self.ace_points is None and self.ace in _CHOICES["ace"]:
+            object.__setattr__(self, "ace_points", 1 if self.ace == "low" else 14)
+        _validate(self)
+
+    @property
+    def num_actions(self) -> int:
+        """13 actions, or 14 when jokers are in the deck."""
+        return 14 if self.jokers else 13
+
+    @property
+    def deck_size(self) -> int:
+        """52 cards plus the jokers."""
+        return DECK_SIZE + self.jokers
+
+    def replace(self, **changes: Any) -> Rules:
+        """Return a copy with some options changed (``ace_points`` re-resolves with ``ace``)."""
+        current = self.to_dict()
+        if "ace" in changes and "ace_points" not in changes:
+            current.pop("ace_points")
+        return Rules.from_dict({**current, **changes})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every option and its value, in RULES.md table order."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rules:
+        """Build from a (partial) option dict; unknown options are refused."""
+        for key in data:
+            if key not in OPTION_NAMES:
+                raise RulesError(f"unknown rule option {key!r}; options are: {', '.join(OPTION_NAMES)}")
+        return cls(**data)
+
+    @classmethod
+    def preset(cls, name: str, **overrides: Any) -> Rules:
+        """The named preset, with any options overridden on top of it."""
+        if name not in PRESETS:
+            raise RulesError(f"unknown preset {name!r}; presets are: {', '.join(PRESETS)}")
+        return cls.from_dict({**PRESETS[name], **overrides})
+
+
+OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Rules))
+
+_EVERY_TRICK = {
+    "ace": "low",
+    "equal_beats": "never",
+    "beat_choice": "optional",
+    "scoring": "every_trick",
+    "last_trick_ties": "winner",
+    "limit": 21,
+}
+_DANISH21 = {"limit": 21, "ace_lock": "any"}
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "standard": {},
+    "danish21": dict(_DANISH21),
+    "every_trick": dict(_EVERY_TRICK),
+    "dealer_leads": {"first_leader": "dealer", "equal_beats": "not_last_trick", "limit_rule": "exceed"},
+    "free_choice": {"beat_choice": "optional"},
+    "unbeatable_aces": {"ace_lock": "led"},
+    "swedish": {"beat_target": "previous"},
+    "second_chance": {"limit": 21, "rebuys": 1},
+    "buy_in": {"rebuys": 1, "rebuy_min_others": 3},
+    "small_ace": {"ace": "low_in_last_trick"},
+    "jokers": {"jokers": 2},
+    "nearest": {**_DANISH21, "beat_choice": "nearest"},
+    "twos": {**_DANISH21, "twos_rule": True},
+    "ace_one_point": {**_DANISH21, "ace_points": 1},
+    "lives": {"ace_lock": "any", "lives": 3},
+    "quick": {**_EVERY_TRICK, "match_end": "first_out"},
+    "last_trick_only": {**_EVERY_TRICK, "scoring": "last_trick"},
+}
+"""Each preset as the options that differ from the defaults (RULES.md)."""
+
+
+def parse_option(name: str, text: str) -> Any:
+    """Convert a command-line ``OPTION=VALUE`` string to the option's type."""
+    if name not in OPTION_NAMES:
+        raise RulesError(f"unknown rule option {name!r}; options are: {', '.join(OPTION_NAMES)}")
+    if name == "twos_rule":
+        low = text.strip().lower()
+        if low in ("true", "1", "yes", "on"):
+            return True
+        if low in ("false", "0", "no", "off"):
+            return False
+        raise RulesError(f"twos_rule must be true or false, not {text!r}")
+    if name in _INT_MIN:
+        try:
+            return int(text)
+        except ValueError:
+            raise RulesError(f"{name} must be an integer, not {text!r}") from None
+    return text
+
+
+def _validate(r: Rules) -> None:
+    for name, allowed in _CHOICES.items():
+        value = getattr(r, name)
+        if value not in allowed:
+            raise RulesError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+    if not isinstance(r.twos_rule, bool):
+        raise RulesError(f"twos_rule must be true or false, not {r.twos_rule!r}")
+    for name, low in _INT_MIN.items():
+        value = getattr(r, name)
+        high = _INT_MAX.get(name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+            bound = f"{low}..{high}" if high is not None else f">= {low}"
+            raise RulesError(f"{name} must be an integer {bound}, not {value!r}")
+    if r.players * r.hand_size > r.deck_size:
+        raise RulesError(
+            f"hand_size must be at most {r.deck_size // r.players} for {r.players} players "
+            f"(players * hand_size = {r.players * r.hand_size} > {r.deck_size} cards)"
+        )
+    if r.lives and r.scoring != "last_trick":
+        raise RulesError("lives needs scoring=last_trick (lives > 0 cannot be combined with scoring=every_trick)")
+    if r.rebuys and r.lives:
+        raise RulesError("rebuys must be 0 in lives mode (lives > 0)")
+    if r.rebuys and r.match_end != "last_standing":
+        raise RulesError("rebuys must be 0 with match_end=first_out (rebuys need match_end=last_standing)")
+    if r.ace_lock != "none" and r.ace == "low":
+        raise RulesError("ace_lock must be none when ace=low (a low ace cannot lock a trick)")
