@@ -1,0 +1,632 @@
+"""The vectorized Agurk engine: B independent matches as one struct of NumPy arrays.
+
+Pure functions over a :class:`State` (batch first): :func:`init` starts matches,
+:func:`legal_mask` computes every game's legal cards at once, :func:`play` plays one
+card in every game (resolving tricks, round scoring, elimination, rebuys and the end
+of the match), and :func:`advance` deals the next round where a round ended and
+restarts finished matches. Each function returns a new state and leaves its input
+untouched, so a search can branch from any state.
+
+Every game in a batch plays the same :class:`~agurk_env.rules.Rules`; the options are
+resolved once into tables and flags (:class:`Spec`), so a batch pays only for the
+options its rules use.
+
+Seeds: the deal of round ``r`` of match ``m`` under seed ``s`` is a function of
+``(s, m, r)`` alone (a counter-based hash, see :func:`deal_keys`). :func:`init` gives
+slot ``i`` match ``first_match + i``; :func:`advance` gives restarted slots the next
+unused match numbers in slot order. So match ``m`` of seed ``s`` is dealt the same
+cards whatever the batch size, in the engine, the environments and the CLI.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import numpy as np
+
+from agurk_env.rules import Rules
+
+ACE = 12
+"""Action index of the ace."""
+TWO = 0
+"""Action index of the two."""
+_STRENGTH_HIGH = np.array([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], dtype=np.int64)
+_POINTS = np.array([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], dtype=np.int64)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+BIT = np.append(np.left_shift(1, np.arange(14, dtype=np.int64)), 0)
+"""``BIT[i]``: the bit of card ``i`` in a card-set bitmask; ``BIT[-1]`` ("no card") is 0."""
+_MAX_STRENGTH = 17  # highest "need" a follower can face: a joker (15) that only a greater card beats
+
+
+def _set_bits_table(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Lookup tables over all ``2**n`` card sets: members as bools, size, and the k-th member."""
+    sets = np.arange(1 << n)
+    members = ((sets[:, None] >> np.arange(n)) & 1).astype(bool)
+    size = members.sum(1)
+    kth = np.where(members, np.arange(n), n).astype(np.int8)
+    kth.sort(axis=1)
+    return members, size, kth
+
+
+MEMBERS, SET_SIZE, KTH_MEMBER = _set_bits_table(14)
+"""For a card-set bitmask ``m``: ``MEMBERS[m]`` its cards as bools, ``SET_SIZE[m]`` how many,
+``KTH_MEMBER[m, k]`` the k-th card in action order (built once at import)."""
+_MEMBERS13 = np.ascontiguousarray(MEMBERS[:, :13])
+
+
+def unpack(bits: np.ndarray, actions: int) -> np.ndarray:
+    """Card-set bitmasks ``(B,)`` to bool masks ``(B, actions)`` by table lookup."""
+    return np.take(_MEMBERS13 if actions == 13 else MEMBERS, bits, axis=0)
+
+
+def pack(mask: np.ndarray) -> np.ndarray:
+    """Bool masks ``(..., A)`` to card-set bitmasks ``(...,)``."""
+    b = np.packbits(mask, axis=-1, bitorder="little").astype(np.int64)
+    return b[..., 0] | (b[..., 1] << 8) if b.shape[-1] > 1 else b[..., 0]
+
+
+class Spec(NamedTuple):
+    """Rules resolved into lookup tables and flags, built once per :class:`Rules`.
+
+    Tables indexed by card have one extra trailing 0 entry, so that the
+    "no card" marker ``-1`` looks up strength 0 and 0 points.
+    """
+
+    players: int
+    hand_size: int
+    actions: int
+    deck: np.ndarray  # (deck_size,) card of every physical card
+    strength: np.ndarray  # (actions + 1,) strength in every trick but the last
+    strength_last: np.ndarray  # (actions + 1,) strength in the last trick
+    points: np.ndarray  # (actions + 1,) penalty of a winning card, every trick but the last
+    points_last: np.ndarray  # (actions + 1,) penalty in the last trick
+    at_least: np.ndarray  # (18,) bitmask of the cards of strength >= t, every trick but the last
+    at_least_last: np.ndarray  # (18,) the same in the last trick
+    ace_low: bool  # the ace is the weakest card in every trick
+    low_last: bool  # ace=low_in_last_trick: the ace is weakest (and worth 1) in the last trick
+    not_equal: int  # 1 when an equal card does not beat in tricks before the last, else 0
+    not_equal_last: int  # the same in the last trick
+    target_previous: bool
+    beat_choice: str
+    ace_lock: str
+    twos: bool
+    every_trick: bool
+    ties_all: bool
+    lives: int
+    limit: int
+    exceed: bool
+    rebuys: int
+    rebuy_min_others: int
+    first_out: bool
+    dealer_leads: bool
+
+
+def _at_least(strength: np.ndarray) -> np.ndarray:
+    """Bitmask of the cards whose strength is >= t, for every t in 0..17."""
+    t = np.arange(_MAX_STRENGTH + 1)[:, None]
+    return ((strength[None, :] >= t) * BIT[: strength.size]).sum(1)
+
+
+@functools.lru_cache(maxsize=64)
+def spec(rules: Rules) -> Spec:
+    """Resolve ``rules`` into tables and flags (cached per rules object)."""
+    n = rules.num_actions
+    strength = _STRENGTH_HIGH[:n].copy()
+    points = _POINTS[:n].copy()
+    points[ACE] = rules.ace_points
+    if rules.ace == "low":
+        strength[ACE] = 1
+    strength_last, points_last = strength.copy(), points.copy()
+    if rules.ace == "low_in_last_trick":
+        strength_last[ACE], points_last[ACE] = 1, 1
+    deck = np.concatenate([np.repeat(np.arange(13), 4), np.full(rules.jokers, 13)]).astype(np.int64)
+    pad = lambda t: np.append(t, 0)  # noqa: E731 - the -1 "no card" slot
+    return Spec(
+        players=rules.players,
+        hand_size=rules.hand_size,
+        actions=n,
+        deck=deck,
+        strength=pad(strength),
+        strength_last=pad(strength_last),
+        points=pad(points),
+        points_last=pad(points_last),
+        at_least=_at_least(strength),
+        at_least_last=_at_least(strength_last),
+        ace_low=rules.ace == "low",
+        low_last=rules.ace == "low_in_last_trick",
+        not_equal=int(rules.equal_beats == "never"),
+        not_equal_last=int(rules.equal_beats != "always"),
+        target_previous=rules.beat_target == "previous",
+        beat_choice=rules.beat_choice,
+        ace_lock=rules.ace_lock,
+        twos=rules.twos_rule,
+        every_trick=rules.scoring == "every_trick",
+        ties_all=rules.last_trick_ties == "all",
+        lives=rules.lives,
+        limit=rules.limit,
+        exceed=rules.limit_rule == "exceed",
+        rebuys=rules.rebuys,
+        rebuy_min_others=rules.rebuy_min_others,
+        first_out=rules.match_end == "first_out",
+        dealer_leads=rules.first_leader == "dealer",
+    )
+
+
+class State(NamedTuple):
+    """B matches in flight. Shapes: ``(B,)``, ``(B, P)``, ``(B, P, A)``, ``(B, H, P)``.
+
+    ``P`` seats, ``A`` actions, ``H`` = hand size (tricks per round). Seats are
+    absolute (seat 0 deals round 1). Cards are action indices; ``-1`` is "none".
+    A card set is a bitmask with bit ``i`` for card ``i`` (see :data:`BIT`).
+    """
+
+    hands: np.ndarray  # (B, P, A) int8 cards held per seat, counted per card name
+    held: np.ndarray  # (B, P) int64 card set of the names each seat holds (hands > 0)
+    tricks: np.ndarray  # (B, H, P) int8 card each seat played in each trick of this round
+    trick_leader: np.ndarray  # (B, H) int8 leader of each trick of this round
+    trick_winner: np.ndarray  # (B, H) int8 winner of each finished trick of this round
+    alive: np.ndarray  # (B, P) bool seat still in the match
+    next_seat: np.ndarray  # (B, P) int64 next seat clockwise that is still in
+    n_alive: np.ndarray  # (B,) seats still in
+    scores: np.ndarray  # (B, P) int32 penalty points so far (after rebuys)
+    lives: np.ndarray  # (B, P) int16 lives left (lives mode)
+    rebuys: np.ndarray  # (B, P) int16 rebuys left
+    round_penalty: np.ndarray  # (B, P) int32 penalties of the current / just finished round
+    out_now: np.ndarray  # (B, P) bool went out in the round just finished
+    rebought_now: np.ndarray  # (B, P) bool stayed in by a rebuy in the round just finished
+    winners: np.ndarray  # (B, P) bool winners, once the match is over
+    dealer: np.ndarray  # (B,) dealer of this round
+    round_no: np.ndarray  # (B,) rounds started in this match, minus one
+    trick_no: np.ndarray  # (B,) tricks finished this round
+    cur: np.ndarray  # (B,) seat to play
+    npos: np.ndarray  # (B,) cards already in the current trick
+    lead: np.ndarray  # (B,) card led to the current trick
+    top: np.ndarray  # (B,) strength of the card taking the trick so far (0 before the lead)
+    top_seat: np.ndarray  # (B,) seat of that card
+    top_card: np.ndarray  # (B,) that card
+    prev: np.ndarray  # (B,) strength of the card played just before
+    locked: np.ndarray  # (B,) bool an ace lock applies in the current trick
+    round_over: np.ndarray  # (B,) bool the round just ended (call advance)
+    match_over: np.ndarray  # (B,) bool the match just ended (call advance)
+    match_id: np.ndarray  # (B,) int64 match number, for the deal and records
+    seed: int
+    next_match: int  # first match number not yet given to a slot
+
+    @property
+    def batch(self) -> int:
+        """Number of games B."""
+        return self.cur.shape[0]
+
+    def nbytes_per_game(self) -> int:
+        """Bytes of array memory per game."""
+        return sum(a.nbytes for a in self if isinstance(a, np.ndarray)) // self.batch
+
+    def take(self, idx: np.ndarray | slice) -> State:
+        """The sub-batch ``idx`` (copies), e.g. one game for display or search."""
+        return self._replace(**{k: v[idx].copy() for k, v in self._asdict().items() if isinstance(v, np.ndarray)})
+
+
+# ----------------------------------------------------------------------------- randomness
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finalizer on uint64 arrays (wrapping arithmetic)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _mix32(x: np.ndarray) -> np.ndarray:
+    """The murmur3 32-bit finalizer on uint32 arrays."""
+    x = x ^ (x >> np.uint32(16))
+    x = x * np.uint32(0x85EBCA6B)
+    x = x ^ (x >> np.uint32(13))
+    x = x * np.uint32(0xC2B2AE35)
+    return x ^ (x >> np.uint32(16))
+
+
+def deal_order(seed: int, match_id: np.ndarray, round_no: np.ndarray, deck_size: int) -> np.ndarray:
+    """``(k, deck_size)``: the deck positions in shuffled order, one row per (match, round).
+
+    Each position gets a key from a hash of ``(seed, match, round, position)`` and the
+    keys are sorted, so a deal depends on those numbers alone. A key holds 26 random
+    bits above the 6-bit position; a tie between two keys (about 2e-5 per deal) falls
+    back to deck order.
+    """
+    with np.errstate(over="ignore"):
+        g = _mix(np.full(match_id.size, seed & 0xFFFFFFFFFFFFFFFF, dtype=np.uint64) + _GOLDEN)
+        g = _mix(g ^ (match_id.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)))
+        g = _mix(g ^ (round_no.astype(np.uint64) * np.uint64(0xA0761D6478BD642F)))
+        low = g.astype(np.uint32)
+        high = (g >> np.uint64(32)).astype(np.uint32)
+        pos = np.arange(deck_size, dtype=np.uint32)
+        keys = _mix32(_mix32(low[:, None] + pos * np.uint32(0x9E3779B9)) ^ high[:, None])
+    keys = (keys & ~np.uint32(63)) | pos
+    keys.sort(axis=1)
+    return (keys & np.uint32(63)).astype(np.intp)
+
+
+# ----------------------------------------------------------------------------- seats
+
+
+def _next_alive(alive: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """For each row, the first seat after ``seat`` clockwise that is alive."""
+    k, p = alive.shape
+    cand = (seat[:, None] + np.arange(1, p + 1)) % p
+    first = alive[np.arange(k)[:, None], cand].argmax(1)
+    return cand[np.arange(k), first]
+
+
+@functools.lru_cache(maxsize=8)
+def _next_seat_table(p: int) -> np.ndarray:
+    """``(2**p, p)``: for every set of seats still in (a bitmask), the next one after each seat."""
+    alive = ((np.arange(1 << p)[:, None] >> np.arange(p)) & 1).astype(bool)
+    cand = (np.arange(p)[:, None] + np.arange(1, p + 1)[None, :]) % p  # (P, P)
+    first = alive[:, cand].argmax(2)
+    return cand[np.arange(p)[None, :], first]
+
+
+def _next_table(alive: np.ndarray) -> np.ndarray:
+    """``(k, P)`` table of the next alive seat after every seat."""
+    p = alive.shape[1]
+    return _next_seat_table(p)[_seat_bits(alive)]
+
+
+def _seat_bits(seats: np.ndarray) -> np.ndarray:
+    """``(k, P)`` bools to ``(k,)`` bitmasks (bit s for seat s), by one matrix product."""
+    return (seats.astype(np.float64) @ np.exp2(np.arange(seats.shape[1]))).astype(np.int64)
+
+
+# ----------------------------------------------------------------------------- setup
+
+
+class _Draft(dict):
+    """The fields of a state being rebuilt: an array is copied when first taken for writing.
+
+    ``d[key]`` returns an array this draft owns (copying the input's on first use), so
+    in-place writes never touch the input state; ``d.peek(key)`` reads without copying.
+    """
+
+    def __init__(self, state: State) -> None:
+        super().__init__(state._asdict())
+        self._owned: set[str] = set()
+
+    def __getitem__(self, key: str):  # noqa: D105
+        value = dict.__getitem__(self, key)
+        if key not in self._owned and isinstance(value, np.ndarray):
+            value = value.copy()
+            self[key] = value
+        return value
+
+    def __setitem__(self, key: str, value) -> None:  # noqa: D105
+        dict.__setitem__(self, key, value)
+        self._owned.add(key)
+
+    def peek(self, key: str):
+        """The current value, for reading only."""
+        return dict.__getitem__(self, key)
+
+    def set(self, **fields) -> None:
+        """Replace whole fields by arrays built for this draft."""
+        for key, value in fields.items():
+            self[key] = value
+
+    def state(self) -> State:
+        """The finished state."""
+        return State(*(dict.__getitem__(self, k) for k in State._fields))
+
+
+def init(rules: Rules, batch: int, seed: int, first_match: int = 0) -> State:
+    """Start ``batch`` matches numbered ``first_match..first_match+batch-1`` and deal round 1."""
+    sp = spec(rules)
+    b, p, h, a = batch, sp.players, sp.hand_size, sp.actions
+    zi = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
+    st = State(
+        hands=np.zeros((b, p, a), np.int8),
+        held=zi(b, p),
+        tricks=np.full((b, h, p), -1, np.int8),
+        trick_leader=np.full((b, h), -1, np.int8),
+        trick_winner=np.full((b, h), -1, np.int8),
+        alive=np.ones((b, p), bool),
+        next_seat=zi(b, p),
+        n_alive=zi(b),
+        scores=np.zeros((b, p), np.int32),
+        lives=np.zeros((b, p), np.int16),
+        rebuys=np.zeros((b, p), np.int16),
+        round_penalty=np.zeros((b, p), np.int32),
+        out_now=np.zeros((b, p), bool),
+        rebought_now=np.zeros((b, p), bool),
+        winners=np.zeros((b, p), bool),
+        dealer=zi(b),
+        round_no=zi(b),
+        trick_no=zi(b),
+        cur=zi(b),
+        npos=zi(b),
+        lead=zi(b),
+        top=zi(b),
+        top_seat=zi(b),
+        top_card=zi(b),
+        prev=zi(b),
+        locked=np.zeros(b, bool),
+        round_over=np.zeros(b, bool),
+        match_over=np.ones(b, bool),
+        match_id=zi(b),
+        seed=int(seed),
+        next_match=int(first_match),
+    )
+    return advance(rules, st)
+
+
+def _start_matches(sp: Spec, f: _Draft, idx: np.ndarray, first_id: int) -> None:
+    """Reset the match-long fields of games ``idx`` to new matches (in place on ``f``)."""
+    f["match_id"][idx] = np.arange(first_id, first_id + idx.size)
+    f["alive"][idx] = True
+    f["n_alive"][idx] = sp.players
+    f["next_seat"][idx] = (np.arange(sp.players) + 1) % sp.players
+    f["scores"][idx] = 0
+    f["lives"][idx] = sp.lives
+    f["rebuys"][idx] = sp.rebuys
+    f["winners"][idx] = False
+    f["match_over"][idx] = False
+    f["dealer"][idx] = 0
+    f["round_no"][idx] = 0
+
+
+def _deal(sp: Spec, f: _Draft, idx: np.ndarray, seed: int) -> None:
+    """Shuffle and deal a new round to games ``idx`` and reset the round fields (in place on ``f``)."""
+    k, p, h, a = idx.size, sp.players, sp.hand_size, sp.actions
+    alive = f.peek("alive")[idx]
+    n_alive = f.peek("n_alive")[idx]
+    cards = sp.deck[deal_order(seed, f.peek("match_id")[idx], f.peek("round_no")[idx], sp.deck.size)[:, : p * h]]
+    rank = np.repeat(np.arange(p), h)  # the j-th card dealt goes to the (j // H)-th seat still in
+    if (n_alive == p).all():
+        flat = (np.arange(k)[:, None] * p + rank) * a + cards
+    else:
+        seat_of_rank = np.argsort(~alive, axis=1, kind="stable")  # the seats still in, in seat order
+        flat = ((np.arange(k)[:, None] * p + seat_of_rank[:, rank]) * a + cards)[rank < n_alive[:, None]]
+    hands = np.bincount(flat.reshape(-1), minlength=k * p * a).reshape(k, p, a)
+    f["hands"][idx] = hands
+    f["held"][idx] = pack(hands > 0)
+    f["tricks"][idx] = -1
+    f["trick_leader"][idx] = -1
+    f["trick_winner"][idx] = -1
+    f["round_penalty"][idx] = 0
+    f["out_now"][idx] = False
+    f["rebought_now"][idx] = False
+    f["round_over"][idx] = False
+    f["trick_no"][idx] = 0
+    dealer = f.peek("dealer")[idx]
+    leader = dealer if sp.dealer_leads else _next_alive(alive, dealer)
+    f["trick_leader"][idx, 0] = leader
+    _open_trick(f, idx, leader)
+
+
+def _open_trick(f: _Draft, idx: np.ndarray, leader: np.ndarray) -> None:
+    """Make ``leader`` lead a fresh trick in games ``idx`` (in place on ``f``)."""
+    f["cur"][idx] = leader
+    f["npos"][idx] = 0
+    f["top"][idx] = 0
+    f["prev"][idx] = 0
+    f["locked"][idx] = False
+
+
+def set_hands(rules: Rules, state: State, hands: np.ndarray) -> State:
+    """Replace the hands dealt for the current round by ``(B, P, A)`` counts (scenarios, replays).
+
+    Call right after a deal, before any card of the round is played.
+    """
+    hands = np.asarray(hands, dtype=np.int8)
+    if hands.shape != state.hands.shape:
+        raise ValueError(f"hands must have shape {state.hands.shape}, not {hands.shape}")
+    return state._replace(hands=hands.copy(), held=pack(hands > 0))
+
+
+def advance(rules: Rules, state: State, reset: bool = True) -> State:
+    """Deal the next round where a round ended; restart finished matches when ``reset``.
+
+    Restarted slots get the next unused match numbers, in slot order. Games whose
+    match is over stay over when ``reset`` is false.
+    """
+    new_round = np.flatnonzero(state.round_over & ~state.match_over)
+    restart = np.flatnonzero(state.match_over) if reset else np.zeros(0, np.int64)
+    if not (new_round.size or restart.size):
+        return state
+    sp = spec(rules)
+    f = _Draft(state)
+    if new_round.size:
+        f["dealer"][new_round] = _next_alive(f.peek("alive")[new_round], f.peek("dealer")[new_round])
+        f["round_no"][new_round] += 1
+    if restart.size:
+        _start_matches(sp, f, restart, f["next_match"])
+        f["next_match"] += restart.size
+    _deal(sp, f, np.concatenate([new_round, restart]), f["seed"])
+    return f.state()
+
+
+# ----------------------------------------------------------------------------- legal moves
+
+
+def _lowest(sp: Spec, cards: np.ndarray, last: np.ndarray | None) -> np.ndarray:
+    """The weakest card of each card set, as a one-card set (``last``: games in their last trick)."""
+    low = cards & -cards  # weakest in action order, which is strength order but for a low ace
+    if sp.ace_low:
+        low = np.where(cards & BIT[ACE], BIT[ACE], low)
+    elif last is not None:
+        low = np.where(last & (cards & BIT[ACE] != 0), BIT[ACE], low)
+    return low
+
+
+def legal_bits(rules: Rules, state: State) -> np.ndarray:
+    """``(B,)`` card sets of the cards the player to move may play, for every game at once.
+
+    One vectorized pass over RULES.md's legal-move order: leader, twos, ace lock,
+    then beat the target (forced / nearest / optional) or play the lowest card.
+    """
+    sp = spec(rules)
+    held = state.held.reshape(-1)[np.arange(state.batch) * sp.players + state.cur]
+    last = (state.trick_no == sp.hand_size - 1) if sp.low_last or sp.not_equal != sp.not_equal_last else None
+    need = state.prev if sp.target_previous else state.top
+    if sp.not_equal == sp.not_equal_last:
+        need = need + sp.not_equal
+    else:
+        need = need + np.where(last, sp.not_equal_last, sp.not_equal)
+    if sp.low_last:
+        beat = held & np.where(last, sp.at_least_last[need], sp.at_least[need])
+    else:
+        beat = held & sp.at_least[need]
+    low_last = last if sp.low_last else None
+    low = _lowest(sp, held, low_last)
+    if sp.beat_choice == "optional":
+        mask = beat | low
+    elif sp.beat_choice == "nearest":
+        mask = np.where(beat != 0, _lowest(sp, beat, low_last), low)
+    else:
+        mask = np.where(beat != 0, beat, low)
+    if sp.ace_lock != "none":
+        mask = np.where(state.locked, low, mask)
+    if sp.twos:
+        mask = np.where((state.lead == TWO) & (held & BIT[TWO] != 0), BIT[TWO], mask)
+    return np.where(state.npos == 0, held, mask)
+
+
+def legal_mask(rules: Rules, state: State) -> np.ndarray:
+    """``(B, A)`` bool: the cards the player to move may play (see :func:`legal_bits`)."""
+    return unpack(legal_bits(rules, state), spec(rules).actions)
+
+
+# ----------------------------------------------------------------------------- play
+
+
+def play(rules: Rules, state: State, actions: np.ndarray) -> State:
+    """Play ``actions[i]`` for the player to move in every game ``i``.
+
+    The actions must be legal (:func:`legal_mask`; adapters check it), and every
+    game must be in a round (call :func:`advance` after a round or match ends).
+    Resolves a trick when its last card is played, and the round after its last trick.
+    """
+    sp = spec(rules)
+    b, p, a, h = state.batch, sp.players, sp.actions, sp.hand_size
+    ar = np.arange(b)
+    actions = np.asarray(actions, dtype=np.int64)
+    cur = state.cur
+    seat = ar * p + cur
+    hands = state.hands.copy()
+    flat = hands.reshape(-1)
+    slot = seat * a + actions
+    flat[slot] -= 1
+    left = flat[slot]
+    if (left < 0).any():
+        raise ValueError("a card was played that the player does not hold")
+    held = state.held.copy()
+    held.reshape(-1)[seat] ^= BIT[actions] * (left == 0)
+    tricks = state.tricks.copy()
+    tricks.reshape(-1)[(ar * h + state.trick_no) * p + cur] = actions
+
+    last = (state.trick_no == h - 1) if sp.low_last or sp.not_equal != sp.not_equal_last else None
+    s = np.where(last, sp.strength_last[actions], sp.strength[actions]) if sp.low_last else sp.strength[actions]
+    if sp.not_equal == sp.not_equal_last:
+        wins = s > state.top if sp.not_equal else s >= state.top
+    else:
+        wins = s + 1 - np.where(last, sp.not_equal_last, sp.not_equal) > state.top  # s >= top, or s > top
+    locked = state.locked
+    if sp.ace_lock != "none":
+        wins &= ~locked
+        locks = actions == ACE
+        if sp.low_last:
+            locks &= ~last
+        if sp.ace_lock == "led":
+            locks &= state.npos == 0
+        locked = locked | locks
+    npos = state.npos + 1
+    f = _Draft(state)
+    f.set(
+        hands=hands,
+        held=held,
+        tricks=tricks,
+        top=np.where(wins, s, state.top),
+        top_seat=np.where(wins, cur, state.top_seat),
+        top_card=np.where(wins, actions, state.top_card),
+        prev=s,
+        lead=np.where(state.npos == 0, actions, state.lead),
+        locked=locked,
+        npos=npos,
+        cur=state.next_seat.reshape(-1)[seat],
+    )
+    done = np.flatnonzero(npos == state.n_alive)
+    if done.size:
+        _finish_tricks(sp, f, done)
+    return f.state()
+
+
+def _finish_tricks(sp: Spec, f: _Draft, idx: np.ndarray) -> None:
+    """Award the finished tricks of games ``idx``, score them, and open the next trick (in place on ``f``)."""
+    h = sp.hand_size
+    trick_no = f["trick_no"][idx]
+    winner = f.peek("top_seat")[idx]
+    card = f.peek("top_card")[idx]
+    f["trick_winner"][idx, trick_no] = winner
+    last = trick_no == h - 1
+    pen = f["round_penalty"]
+    if sp.every_trick:
+        early = ~last
+        pen[idx[early], winner[early]] += sp.points[card[early]].astype(np.int32)
+    ended = idx[last]
+    if ended.size:
+        if sp.ties_all:
+            cards = f.peek("tricks")[ended, h - 1]  # (k, P); -1 (strength 0) for seats out
+            tie = sp.strength_last[cards] == f.peek("top")[ended][:, None]
+            pen[ended] += np.where(tie, sp.points_last[cards], 0).astype(np.int32)
+        else:
+            pen[ended, winner[last]] += sp.points_last[card[last]].astype(np.int32)
+    going = idx[~last]
+    if going.size:
+        leader = winner[~last]
+        _open_trick(f, going, leader)
+        f["trick_no"][going] += 1
+        f["trick_leader"][going, f["trick_no"][going]] = leader
+    if ended.size:
+        f["trick_no"][ended] += 1
+        _finish_rounds(sp, f, ended)
+
+
+def _finish_rounds(sp: Spec, f: _Draft, idx: np.ndarray) -> None:
+    """Score the rounds of games ``idx``: lives, elimination, rebuys, match end (in place on ``f``)."""
+    alive = f.peek("alive")[idx]
+    pen = f.peek("round_penalty")[idx]
+    scores = f.peek("scores")[idx] + pen
+    if sp.lives:
+        lives = f.peek("lives")[idx] - (alive & (pen > 0))
+        f["lives"][idx] = lives
+        out = alive & (lives <= 0)
+    else:
+        out = alive & ((scores > sp.limit) if sp.exceed else (scores >= sp.limit))
+    rebought = np.zeros_like(out)
+    if sp.rebuys:
+        stay = alive & ~out
+        n_stay = stay.sum(1, keepdims=True)
+        rebought = out & (f.peek("rebuys")[idx] > 0) & (n_stay >= max(sp.rebuy_min_others, 1))
+        best = np.where(stay, scores, np.iinfo(np.int32).min).max(1, keepdims=True)
+        scores = np.where(rebought, best, scores)
+        f["rebuys"][idx] -= rebought.astype(np.int16)
+        out &= ~rebought
+    f["scores"][idx] = scores
+    f["out_now"][idx] = out
+    f["rebought_now"][idx] = rebought
+    still = alive & ~out
+    f["alive"][idx] = still
+    n_still = still.sum(1)
+    f["n_alive"][idx] = n_still
+    f["next_seat"][idx] = _next_table(still)
+    if sp.first_out:
+        over = out.any(1)
+        winners = still
+    else:
+        over = n_still <= 1
+        fewest = np.where(out, scores, np.iinfo(np.int32).max).min(1, keepdims=True)
+        winners = np.where((n_still == 0)[:, None], out & (scores == fewest), still)
+    f["winners"][idx] = winners & over[:, None]
+    f["round_over"][idx] = True
+    f["match_over"][idx] = over
