@@ -60,10 +60,13 @@ def unpack(bits: np.ndarray, actions: int) -> np.ndarray:
     return np.take(_MEMBERS13 if actions == 13 else MEMBERS, bits, axis=0)
 
 
+_BIT_F32 = BIT[:14].astype(np.float32)
+
+
 def pack(mask: np.ndarray) -> np.ndarray:
-    """Bool masks ``(..., A)`` to card-set bitmasks ``(...,)``."""
-    b = np.packbits(mask, axis=-1, bitorder="little").astype(np.int64)
-    return b[..., 0] | (b[..., 1] << 8) if b.shape[-1] > 1 else b[..., 0]
+    """Bool masks ``(..., A)`` to card-set bitmasks ``(...,)`` (one float32 matrix product, exact below 2**24)."""
+    flat = mask.reshape(-1, mask.shape[-1]).astype(np.float32)  # 2-D: a plain matrix-vector product
+    return (flat @ _BIT_F32[: mask.shape[-1]]).astype(np.int64).reshape(mask.shape[:-1])
 
 
 class Spec(NamedTuple):
@@ -81,6 +84,8 @@ class Spec(NamedTuple):
     strength_last: np.ndarray  # (actions + 1,) strength in the last trick
     points: np.ndarray  # (actions + 1,) penalty of a winning card, every trick but the last
     points_last: np.ndarray  # (actions + 1,) penalty in the last trick
+    points_of: np.ndarray  # (18,) penalty of the card of each strength, every trick but the last
+    points_of_last: np.ndarray  # (18,) the same in the last trick
     at_least: np.ndarray  # (18,) bitmask of the cards of strength >= t, every trick but the last
     at_least_last: np.ndarray  # (18,) the same in the last trick
     ace_low: bool  # the ace is the weakest card in every trick
@@ -108,6 +113,13 @@ def _at_least(strength: np.ndarray) -> np.ndarray:
     return ((strength[None, :] >= t) * BIT[: strength.size]).sum(1)
 
 
+def _by_strength(strength: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per-card ``values`` re-indexed by strength (each strength names one card in a trick)."""
+    table = np.zeros(_MAX_STRENGTH + 1, dtype=np.int64)
+    table[strength] = values
+    return table
+
+
 @functools.lru_cache(maxsize=64)
 def spec(rules: Rules) -> Spec:
     """Resolve ``rules`` into tables and flags (cached per rules object)."""
@@ -131,6 +143,8 @@ def spec(rules: Rules) -> Spec:
         strength_last=pad(strength_last),
         points=pad(points),
         points_last=pad(points_last),
+        points_of=_by_strength(strength, points),
+        points_of_last=_by_strength(strength_last, points_last),
         at_least=_at_least(strength),
         at_least_last=_at_least(strength_last),
         ace_low=rules.ace == "low",
@@ -159,36 +173,36 @@ class State(NamedTuple):
     ``P`` seats, ``A`` actions, ``H`` = hand size (tricks per round). Seats are
     absolute (seat 0 deals round 1). Cards are action indices; ``-1`` is "none".
     A card set is a bitmask with bit ``i`` for card ``i`` (see :data:`BIT`).
+    Fields marked "trick" describe the current trick once its lead is played;
+    fields marked "round end" are valid while ``round_over`` is set.
     """
 
     hands: np.ndarray  # (B, P, A) int8 cards held per seat, counted per card name
-    held: np.ndarray  # (B, P) int64 card set of the names each seat holds (hands > 0)
-    tricks: np.ndarray  # (B, H, P) int8 card each seat played in each trick of this round
-    trick_leader: np.ndarray  # (B, H) int8 leader of each trick of this round
-    trick_winner: np.ndarray  # (B, H) int8 winner of each finished trick of this round
+    tricks: np.ndarray  # (B, H, P) int8 card each seat played in each trick of this round, -1 if none
+    trick_leader: np.ndarray  # (B, H) int8 leader of each trick of this round (once led)
+    trick_winner: np.ndarray  # (B, H) int8 seat taking each trick of this round (so far, then final)
     alive: np.ndarray  # (B, P) bool seat still in the match
     next_seat: np.ndarray  # (B, P) int64 next seat clockwise that is still in
     n_alive: np.ndarray  # (B,) seats still in
     scores: np.ndarray  # (B, P) int32 penalty points so far (after rebuys)
     lives: np.ndarray  # (B, P) int16 lives left (lives mode)
     rebuys: np.ndarray  # (B, P) int16 rebuys left
-    round_penalty: np.ndarray  # (B, P) int32 penalties of the current / just finished round
-    out_now: np.ndarray  # (B, P) bool went out in the round just finished
-    rebought_now: np.ndarray  # (B, P) bool stayed in by a rebuy in the round just finished
+    round_penalty: np.ndarray  # (B, P) int32 penalties scored in this round so far
+    out_now: np.ndarray  # (B, P) bool round end: went out in this round
+    rebought_now: np.ndarray  # (B, P) bool round end: stayed in by a rebuy in this round
     winners: np.ndarray  # (B, P) bool winners, once the match is over
     dealer: np.ndarray  # (B,) dealer of this round
     round_no: np.ndarray  # (B,) rounds started in this match, minus one
     trick_no: np.ndarray  # (B,) tricks finished this round
     cur: np.ndarray  # (B,) seat to play
     npos: np.ndarray  # (B,) cards already in the current trick
-    lead: np.ndarray  # (B,) card led to the current trick
-    top: np.ndarray  # (B,) strength of the card taking the trick so far (0 before the lead)
-    top_seat: np.ndarray  # (B,) seat of that card
-    top_card: np.ndarray  # (B,) that card
-    prev: np.ndarray  # (B,) strength of the card played just before
-    locked: np.ndarray  # (B,) bool an ace lock applies in the current trick
-    round_over: np.ndarray  # (B,) bool the round just ended (call advance)
-    match_over: np.ndarray  # (B,) bool the match just ended (call advance)
+    leader: np.ndarray  # (B,) trick: seat that led it
+    top: np.ndarray  # (B,) trick: strength of the card taking it so far
+    top_seat: np.ndarray  # (B,) trick: seat of that card
+    prev: np.ndarray  # (B,) trick: strength of the card played just before
+    locked: np.ndarray  # (B,) bool trick: an ace lock applies
+    round_over: np.ndarray  # (B,) bool the round has ended (call advance)
+    match_over: np.ndarray  # (B,) bool the match has ended (implies round_over)
     match_id: np.ndarray  # (B,) int64 match number, for the deal and records
     seed: int
     next_match: int  # first match number not yet given to a slot
@@ -219,13 +233,13 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def _mix32(x: np.ndarray) -> np.ndarray:
-    """The murmur3 32-bit finalizer on uint32 arrays."""
-    x = x ^ (x >> np.uint32(16))
-    x = x * np.uint32(0x85EBCA6B)
-    x = x ^ (x >> np.uint32(13))
-    x = x * np.uint32(0xC2B2AE35)
-    return x ^ (x >> np.uint32(16))
+def _mix32_inplace(x: np.ndarray) -> None:
+    """The murmur3 32-bit finalizer, in place on a uint32 array."""
+    x ^= x >> np.uint32(16)
+    x *= np.uint32(0x85EBCA6B)
+    x ^= x >> np.uint32(13)
+    x *= np.uint32(0xC2B2AE35)
+    x ^= x >> np.uint32(16)
 
 
 def deal_order(seed: int, match_id: np.ndarray, round_no: np.ndarray, deck_size: int) -> np.ndarray:
@@ -243,21 +257,16 @@ def deal_order(seed: int, match_id: np.ndarray, round_no: np.ndarray, deck_size:
         low = g.astype(np.uint32)
         high = (g >> np.uint64(32)).astype(np.uint32)
         pos = np.arange(deck_size, dtype=np.uint32)
-        keys = _mix32(_mix32(low[:, None] + pos * np.uint32(0x9E3779B9)) ^ high[:, None])
-    keys = (keys & ~np.uint32(63)) | pos
+        keys = low[:, None] + pos * np.uint32(0x9E3779B9)
+        _mix32_inplace(keys)
+        keys ^= high[:, None]
+    keys &= ~np.uint32(63)
+    keys |= pos
     keys.sort(axis=1)
     return (keys & np.uint32(63)).astype(np.intp)
 
 
 # ----------------------------------------------------------------------------- seats
-
-
-def _next_alive(alive: np.ndarray, seat: np.ndarray) -> np.ndarray:
-    """For each row, the first seat after ``seat`` clockwise that is alive."""
-    k, p = alive.shape
-    cand = (seat[:, None] + np.arange(1, p + 1)) % p
-    first = alive[np.arange(k)[:, None], cand].argmax(1)
-    return cand[np.arange(k), first]
 
 
 @functools.lru_cache(maxsize=8)
@@ -269,10 +278,22 @@ def _next_seat_table(p: int) -> np.ndarray:
     return cand[np.arange(p)[None, :], first]
 
 
+@functools.lru_cache(maxsize=8)
+def _seat_of_rank_table(p: int) -> np.ndarray:
+    """``(2**p, p)``: for every set of seats still in, those seats in seat order, then ``p`` (no seat)."""
+    alive = ((np.arange(1 << p)[:, None] >> np.arange(p)) & 1).astype(bool)
+    return np.sort(np.where(alive, np.arange(p), p), axis=1)
+
+
 def _next_table(alive: np.ndarray) -> np.ndarray:
     """``(k, P)`` table of the next alive seat after every seat."""
+    return _next_seat_table(alive.shape[1])[_seat_bits(alive)]
+
+
+def _next_alive(alive: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """For each row, the first seat after ``seat`` clockwise that is alive."""
     p = alive.shape[1]
-    return _next_seat_table(p)[_seat_bits(alive)]
+    return _next_seat_table(p).reshape(-1)[_seat_bits(alive) * p + seat]
 
 
 def _seat_bits(seats: np.ndarray) -> np.ndarray:
@@ -309,11 +330,6 @@ class _Draft(dict):
         """The current value, for reading only."""
         return dict.__getitem__(self, key)
 
-    def set(self, **fields) -> None:
-        """Replace whole fields by arrays built for this draft."""
-        for key, value in fields.items():
-            self[key] = value
-
     def state(self) -> State:
         """The finished state."""
         return State(*(dict.__getitem__(self, k) for k in State._fields))
@@ -326,7 +342,6 @@ def init(rules: Rules, batch: int, seed: int, first_match: int = 0) -> State:
     zi = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
     st = State(
         hands=np.zeros((b, p, a), np.int8),
-        held=zi(b, p),
         tricks=np.full((b, h, p), -1, np.int8),
         trick_leader=np.full((b, h), -1, np.int8),
         trick_winner=np.full((b, h), -1, np.int8),
@@ -345,13 +360,12 @@ def init(rules: Rules, batch: int, seed: int, first_match: int = 0) -> State:
         trick_no=zi(b),
         cur=zi(b),
         npos=zi(b),
-        lead=zi(b),
+        leader=zi(b),
         top=zi(b),
         top_seat=zi(b),
-        top_card=zi(b),
         prev=zi(b),
         locked=np.zeros(b, bool),
-        round_over=np.zeros(b, bool),
+        round_over=np.ones(b, bool),
         match_over=np.ones(b, bool),
         match_id=zi(b),
         seed=int(seed),
@@ -378,39 +392,23 @@ def _start_matches(sp: Spec, f: _Draft, idx: np.ndarray, first_id: int) -> None:
 def _deal(sp: Spec, f: _Draft, idx: np.ndarray, seed: int) -> None:
     """Shuffle and deal a new round to games ``idx`` and reset the round fields (in place on ``f``)."""
     k, p, h, a = idx.size, sp.players, sp.hand_size, sp.actions
-    alive = f.peek("alive")[idx]
-    n_alive = f.peek("n_alive")[idx]
-    cards = sp.deck[deal_order(seed, f.peek("match_id")[idx], f.peek("round_no")[idx], sp.deck.size)[:, : p * h]]
-    rank = np.repeat(np.arange(p), h)  # the j-th card dealt goes to the (j // H)-th seat still in
-    if (n_alive == p).all():
-        flat = (np.arange(k)[:, None] * p + rank) * a + cards
-    else:
-        seat_of_rank = np.argsort(~alive, axis=1, kind="stable")  # the seats still in, in seat order
-        flat = ((np.arange(k)[:, None] * p + seat_of_rank[:, rank]) * a + cards)[rank < n_alive[:, None]]
-    hands = np.bincount(flat.reshape(-1), minlength=k * p * a).reshape(k, p, a)
+    alive = np.take(f.peek("alive"), idx, axis=0)
+    order = deal_order(seed, np.take(f.peek("match_id"), idx), np.take(f.peek("round_no"), idx), sp.deck.size)
+    cards = sp.deck[order[:, : p * h]]
+    # the j-th card dealt goes to the (j // H)-th seat still in; cards past the seats still in go to
+    # the extra seat p, which is dropped
+    rank = np.repeat(np.arange(p), h)
+    seats = np.take(_seat_of_rank_table(p), _seat_bits(alive), axis=0)[:, rank]
+    flat = (np.arange(k)[:, None] * (p + 1) + seats) * a + cards
+    hands = np.bincount(flat.reshape(-1), minlength=k * (p + 1) * a).reshape(k, p + 1, a)[:, :p]
     f["hands"][idx] = hands
-    f["held"][idx] = pack(hands > 0)
     f["tricks"][idx] = -1
-    f["trick_leader"][idx] = -1
-    f["trick_winner"][idx] = -1
     f["round_penalty"][idx] = 0
-    f["out_now"][idx] = False
-    f["rebought_now"][idx] = False
     f["round_over"][idx] = False
     f["trick_no"][idx] = 0
-    dealer = f.peek("dealer")[idx]
-    leader = dealer if sp.dealer_leads else _next_alive(alive, dealer)
-    f["trick_leader"][idx, 0] = leader
-    _open_trick(f, idx, leader)
-
-
-def _open_trick(f: _Draft, idx: np.ndarray, leader: np.ndarray) -> None:
-    """Make ``leader`` lead a fresh trick in games ``idx`` (in place on ``f``)."""
-    f["cur"][idx] = leader
     f["npos"][idx] = 0
-    f["top"][idx] = 0
-    f["prev"][idx] = 0
-    f["locked"][idx] = False
+    dealer = np.take(f.peek("dealer"), idx)
+    f["cur"][idx] = dealer if sp.dealer_leads else _next_alive(alive, dealer)
 
 
 def set_hands(rules: Rules, state: State, hands: np.ndarray) -> State:
@@ -421,7 +419,7 @@ def set_hands(rules: Rules, state: State, hands: np.ndarray) -> State:
     hands = np.asarray(hands, dtype=np.int8)
     if hands.shape != state.hands.shape:
         raise ValueError(f"hands must have shape {state.hands.shape}, not {hands.shape}")
-    return state._replace(hands=hands.copy(), held=pack(hands > 0))
+    return state._replace(hands=hands.copy())
 
 
 def advance(rules: Rules, state: State, reset: bool = True) -> State:
@@ -430,6 +428,8 @@ def advance(rules: Rules, state: State, reset: bool = True) -> State:
     Restarted slots get the next unused match numbers, in slot order. Games whose
     match is over stay over when ``reset`` is false.
     """
+    if not state.round_over.any():
+        return state
     new_round = np.flatnonzero(state.round_over & ~state.match_over)
     restart = np.flatnonzero(state.match_over) if reset else np.zeros(0, np.int64)
     if not (new_round.size or restart.size):
@@ -446,6 +446,12 @@ def advance(rules: Rules, state: State, reset: bool = True) -> State:
     return f.state()
 
 
+@functools.lru_cache(maxsize=32)
+def _offsets(b: int, n: int) -> np.ndarray:
+    """``arange(b) * n``: the flat offset of each game's row in a ``(B, n)`` array (cached)."""
+    return np.arange(b) * n
+
+
 # ----------------------------------------------------------------------------- legal moves
 
 
@@ -459,6 +465,13 @@ def _lowest(sp: Spec, cards: np.ndarray, last: np.ndarray | None) -> np.ndarray:
     return low
 
 
+def _in_last_trick(sp: Spec, state: State) -> np.ndarray | None:
+    """Games in the last trick of their round, when the rules treat it apart (else ``None``)."""
+    if sp.low_last or sp.not_equal != sp.not_equal_last:
+        return state.trick_no == sp.hand_size - 1
+    return None
+
+
 def legal_bits(rules: Rules, state: State) -> np.ndarray:
     """``(B,)`` card sets of the cards the player to move may play, for every game at once.
 
@@ -466,8 +479,9 @@ def legal_bits(rules: Rules, state: State) -> np.ndarray:
     then beat the target (forced / nearest / optional) or play the lowest card.
     """
     sp = spec(rules)
-    held = state.held.reshape(-1)[np.arange(state.batch) * sp.players + state.cur]
-    last = (state.trick_no == sp.hand_size - 1) if sp.low_last or sp.not_equal != sp.not_equal_last else None
+    seat = _offsets(state.batch, sp.players) + state.cur
+    held = pack(np.take(state.hands.reshape(-1, sp.actions), seat, axis=0) > 0)
+    last = _in_last_trick(sp, state)
     need = state.prev if sp.target_previous else state.top
     if sp.not_equal == sp.not_equal_last:
         need = need + sp.not_equal
@@ -488,7 +502,9 @@ def legal_bits(rules: Rules, state: State) -> np.ndarray:
     if sp.ace_lock != "none":
         mask = np.where(state.locked, low, mask)
     if sp.twos:
-        mask = np.where((state.lead == TWO) & (held & BIT[TWO] != 0), BIT[TWO], mask)
+        lead = state.tricks.reshape(-1)[(_offsets(state.batch, sp.hand_size) + state.trick_no) * sp.players
+                                        + state.leader]
+        mask = np.where((lead == TWO) & (held & BIT[TWO] != 0), BIT[TWO], mask)
     return np.where(state.npos == 0, held, mask)
 
 
@@ -505,100 +521,92 @@ def play(rules: Rules, state: State, actions: np.ndarray) -> State:
 
     The actions must be legal (:func:`legal_mask`; adapters check it), and every
     game must be in a round (call :func:`advance` after a round or match ends).
-    Resolves a trick when its last card is played, and the round after its last trick.
+    Settles a trick when its last card is played (the next trick is led by its
+    winner) and scores the round after its last trick.
     """
     sp = spec(rules)
     b, p, a, h = state.batch, sp.players, sp.actions, sp.hand_size
-    ar = np.arange(b)
     actions = np.asarray(actions, dtype=np.int64)
     cur = state.cur
-    seat = ar * p + cur
+    seat = _offsets(b, p) + cur
     hands = state.hands.copy()
     flat = hands.reshape(-1)
     slot = seat * a + actions
     flat[slot] -= 1
-    left = flat[slot]
-    if (left < 0).any():
-        raise ValueError("a card was played that the player does not hold")
-    held = state.held.copy()
-    held.reshape(-1)[seat] ^= BIT[actions] * (left == 0)
+    trick_slot = _offsets(b, h) + state.trick_no
     tricks = state.tricks.copy()
-    tricks.reshape(-1)[(ar * h + state.trick_no) * p + cur] = actions
+    tricks.reshape(-1)[trick_slot * p + cur] = actions
 
-    last = (state.trick_no == h - 1) if sp.low_last or sp.not_equal != sp.not_equal_last else None
+    last = _in_last_trick(sp, state)
     s = np.where(last, sp.strength_last[actions], sp.strength[actions]) if sp.low_last else sp.strength[actions]
+    first = state.npos == 0  # the lead: it takes the empty trick and clears the last trick's lock
     if sp.not_equal == sp.not_equal_last:
-        wins = s > state.top if sp.not_equal else s >= state.top
+        wins = (s > state.top) if sp.not_equal else (s >= state.top)
     else:
         wins = s + 1 - np.where(last, sp.not_equal_last, sp.not_equal) > state.top  # s >= top, or s > top
     locked = state.locked
     if sp.ace_lock != "none":
+        locked = locked & ~first
         wins &= ~locked
         locks = actions == ACE
         if sp.low_last:
             locks &= ~last
         if sp.ace_lock == "led":
-            locks &= state.npos == 0
+            locks &= first
         locked = locked | locks
+    wins |= first
+    top = np.where(wins, s, state.top)
+    top_seat = np.where(wins, cur, state.top_seat)
+    leader = np.where(first, cur, state.leader)
+    trick_leader = state.trick_leader.copy()
+    trick_leader.reshape(-1)[trick_slot] = leader
+    trick_winner = state.trick_winner.copy()
+    trick_winner.reshape(-1)[trick_slot] = top_seat
     npos = state.npos + 1
-    f = _Draft(state)
-    f.set(
+    done = npos == state.n_alive
+    round_penalty = state.round_penalty
+    if sp.every_trick:  # tricks before the last score here, the last one in _finish_rounds
+        round_penalty = round_penalty.copy()
+        scored = done & (state.trick_no < h - 1)
+        round_penalty.reshape(-1)[_offsets(b, p) + top_seat] += (sp.points_of[top] * scored).astype(np.int32)
+    new = state._replace(
         hands=hands,
-        held=held,
         tricks=tricks,
-        top=np.where(wins, s, state.top),
-        top_seat=np.where(wins, cur, state.top_seat),
-        top_card=np.where(wins, actions, state.top_card),
+        trick_leader=trick_leader,
+        trick_winner=trick_winner,
+        round_penalty=round_penalty,
+        trick_no=state.trick_no + done,
+        cur=np.where(done, top_seat, state.next_seat.reshape(-1)[seat]),
+        npos=np.where(done, 0, npos),
+        leader=leader,
+        top=top,
+        top_seat=top_seat,
         prev=s,
-        lead=np.where(state.npos == 0, actions, state.lead),
         locked=locked,
-        npos=npos,
-        cur=state.next_seat.reshape(-1)[seat],
     )
-    done = np.flatnonzero(npos == state.n_alive)
-    if done.size:
-        _finish_tricks(sp, f, done)
-    return f.state()
+    ended = done & (state.trick_no == h - 1)
+    if ended.any():
+        new = _finish_rounds(sp, new, np.flatnonzero(ended))
+    return new
 
 
-def _finish_tricks(sp: Spec, f: _Draft, idx: np.ndarray) -> None:
-    """Award the finished tricks of games ``idx``, score them, and open the next trick (in place on ``f``)."""
-    h = sp.hand_size
-    trick_no = f["trick_no"][idx]
-    winner = f.peek("top_seat")[idx]
-    card = f.peek("top_card")[idx]
-    f["trick_winner"][idx, trick_no] = winner
-    last = trick_no == h - 1
-    pen = f["round_penalty"]
-    if sp.every_trick:
-        early = ~last
-        pen[idx[early], winner[early]] += sp.points[card[early]].astype(np.int32)
-    ended = idx[last]
-    if ended.size:
-        if sp.ties_all:
-            cards = f.peek("tricks")[ended, h - 1]  # (k, P); -1 (strength 0) for seats out
-            tie = sp.strength_last[cards] == f.peek("top")[ended][:, None]
-            pen[ended] += np.where(tie, sp.points_last[cards], 0).astype(np.int32)
-        else:
-            pen[ended, winner[last]] += sp.points_last[card[last]].astype(np.int32)
-    going = idx[~last]
-    if going.size:
-        leader = winner[~last]
-        _open_trick(f, going, leader)
-        f["trick_no"][going] += 1
-        f["trick_leader"][going, f["trick_no"][going]] = leader
-    if ended.size:
-        f["trick_no"][ended] += 1
-        _finish_rounds(sp, f, ended)
-
-
-def _finish_rounds(sp: Spec, f: _Draft, idx: np.ndarray) -> None:
-    """Score the rounds of games ``idx``: lives, elimination, rebuys, match end (in place on ``f``)."""
-    alive = f.peek("alive")[idx]
-    pen = f.peek("round_penalty")[idx]
-    scores = f.peek("scores")[idx] + pen
+def _finish_rounds(sp: Spec, state: State, idx: np.ndarray) -> State:
+    """Score the last tricks and end the rounds of games ``idx``: lives, elimination, rebuys, match end."""
+    f = _Draft(state)
+    alive = np.take(state.alive, idx, axis=0)
+    pen = np.take(state.round_penalty, idx, axis=0)
+    top_seat, top = np.take(state.top_seat, idx), np.take(state.top, idx)
+    if sp.ties_all:
+        cards = np.take(state.tricks[:, sp.hand_size - 1], idx, axis=0)  # (k, P); -1 (strength 0) for seats out
+        pen = pen + np.where(sp.strength_last[cards] == top[:, None], sp.points_last[cards], 0)
+    else:
+        pen = pen.copy()
+        pen[np.arange(idx.size), top_seat] += sp.points_of_last[top].astype(np.int32)
+    pen = pen.astype(np.int32)
+    f["round_penalty"][idx] = pen
+    scores = np.take(state.scores, idx, axis=0) + pen
     if sp.lives:
-        lives = f.peek("lives")[idx] - (alive & (pen > 0))
+        lives = np.take(state.lives, idx, axis=0) - (alive & (pen > 0))
         f["lives"][idx] = lives
         out = alive & (lives <= 0)
     else:
@@ -607,7 +615,7 @@ def _finish_rounds(sp: Spec, f: _Draft, idx: np.ndarray) -> None:
     if sp.rebuys:
         stay = alive & ~out
         n_stay = stay.sum(1, keepdims=True)
-        rebought = out & (f.peek("rebuys")[idx] > 0) & (n_stay >= max(sp.rebuy_min_others, 1))
+        rebought = out & (np.take(state.rebuys, idx, axis=0) > 0) & (n_stay >= max(sp.rebuy_min_others, 1))
         best = np.where(stay, scores, np.iinfo(np.int32).min).max(1, keepdims=True)
         scores = np.where(rebought, best, scores)
         f["rebuys"][idx] -= rebought.astype(np.int16)
@@ -625,8 +633,11 @@ def _finish_rounds(sp: Spec, f: _Draft, idx: np.ndarray) -> None:
         winners = still
     else:
         over = n_still <= 1
-        fewest = np.where(out, scores, np.iinfo(np.int32).max).min(1, keepdims=True)
-        winners = np.where((n_still == 0)[:, None], out & (scores == fewest), still)
+        winners = still
+        if (n_still == 0).any():  # everyone still in went out together: the fewest points win
+            fewest = np.where(out, scores, np.iinfo(np.int32).max).min(1, keepdims=True)
+            winners = np.where((n_still == 0)[:, None], out & (scores == fewest), still)
     f["winners"][idx] = winners & over[:, None]
     f["round_over"][idx] = True
     f["match_over"][idx] = over
+    return f.state()
