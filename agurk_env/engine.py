@@ -86,8 +86,10 @@ class Spec(NamedTuple):
     points_last: np.ndarray  # (actions + 1,) penalty in the last trick
     points_of: np.ndarray  # (18,) penalty of the card of each strength, every trick but the last
     points_of_last: np.ndarray  # (18,) the same in the last trick
-    at_least: np.ndarray  # (18,) bitmask of the cards of strength >= t, every trick but the last
+    at_least: np.ndarray  # (18,) card set of the cards of strength >= t, every trick but the last
     at_least_last: np.ndarray  # (18,) the same in the last trick
+    weaker: np.ndarray  # (actions + 1,) card set of the cards weaker than each card, every trick but the last
+    weaker_last: np.ndarray  # (actions + 1,) the same in the last trick
     ace_low: bool  # the ace is the weakest card in every trick
     low_last: bool  # ace=low_in_last_trick: the ace is weakest (and worth 1) in the last trick
     not_equal: int  # 1 when an equal card does not beat in tricks before the last, else 0
@@ -147,6 +149,8 @@ def spec(rules: Rules) -> Spec:
         points_of_last=_by_strength(strength_last, points_last),
         at_least=_at_least(strength),
         at_least_last=_at_least(strength_last),
+        weaker=pad(_at_least(strength)[strength] ^ _at_least(strength)[0]),
+        weaker_last=pad(_at_least(strength_last)[strength_last] ^ _at_least(strength_last)[0]),
         ace_low=rules.ace == "low",
         low_last=rules.ace == "low_in_last_trick",
         not_equal=int(rules.equal_beats == "never"),
@@ -178,6 +182,7 @@ class State(NamedTuple):
     """
 
     hands: np.ndarray  # (B, P, A) int8 cards held per seat, counted per card name
+    void: np.ndarray  # (B, P) int64 card set each seat has shown it does not hold, this round (public)
     tricks: np.ndarray  # (B, H, P) int8 card each seat played in each trick of this round, -1 if none
     trick_leader: np.ndarray  # (B, H) int8 leader of each trick of this round (once led)
     trick_winner: np.ndarray  # (B, H) int8 seat taking each trick of this round (so far, then final)
@@ -342,6 +347,7 @@ def init(rules: Rules, batch: int, seed: int, first_match: int = 0) -> State:
     zi = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
     st = State(
         hands=np.zeros((b, p, a), np.int8),
+        void=zi(b, p),
         tricks=np.full((b, h, p), -1, np.int8),
         trick_leader=np.full((b, h), -1, np.int8),
         trick_winner=np.full((b, h), -1, np.int8),
@@ -403,6 +409,7 @@ def _deal(sp: Spec, f: _Draft, idx: np.ndarray, seed: int) -> None:
     hands = np.bincount(flat.reshape(-1), minlength=k * (p + 1) * a).reshape(k, p + 1, a)[:, :p]
     f["hands"][idx] = hands
     f["tricks"][idx] = -1
+    f["void"][idx] = 0
     f["round_penalty"][idx] = 0
     f["round_over"][idx] = False
     f["trick_no"][idx] = 0
@@ -472,6 +479,24 @@ def _in_last_trick(sp: Spec, state: State) -> np.ndarray | None:
     return None
 
 
+def _to_beat(sp: Spec, state: State, last: np.ndarray | None) -> np.ndarray:
+    """``(B,)`` card set of the cards that beat the current trick's target (for the player to move)."""
+    need = state.prev if sp.target_previous else state.top
+    if sp.not_equal == sp.not_equal_last:
+        need = need + sp.not_equal
+    else:
+        need = need + np.where(last, sp.not_equal_last, sp.not_equal)
+    if sp.low_last:
+        return np.where(last, sp.at_least_last[need], sp.at_least[need])
+    return sp.at_least[need]
+
+
+def _led_card(sp: Spec, state: State) -> np.ndarray:
+    """``(B,)`` the card led to the current trick (meaningless before the lead)."""
+    trick_slot = _offsets(state.batch, sp.hand_size) + state.trick_no
+    return state.tricks.reshape(-1)[trick_slot * sp.players + state.leader]
+
+
 def legal_bits(rules: Rules, state: State) -> np.ndarray:
     """``(B,)`` card sets of the cards the player to move may play, for every game at once.
 
@@ -482,15 +507,7 @@ def legal_bits(rules: Rules, state: State) -> np.ndarray:
     seat = _offsets(state.batch, sp.players) + state.cur
     held = pack(np.take(state.hands.reshape(-1, sp.actions), seat, axis=0) > 0)
     last = _in_last_trick(sp, state)
-    need = state.prev if sp.target_previous else state.top
-    if sp.not_equal == sp.not_equal_last:
-        need = need + sp.not_equal
-    else:
-        need = need + np.where(last, sp.not_equal_last, sp.not_equal)
-    if sp.low_last:
-        beat = held & np.where(last, sp.at_least_last[need], sp.at_least[need])
-    else:
-        beat = held & sp.at_least[need]
+    beat = held & _to_beat(sp, state, last)
     low_last = last if sp.low_last else None
     low = _lowest(sp, held, low_last)
     if sp.beat_choice == "optional":
@@ -502,9 +519,7 @@ def legal_bits(rules: Rules, state: State) -> np.ndarray:
     if sp.ace_lock != "none":
         mask = np.where(state.locked, low, mask)
     if sp.twos:
-        lead = state.tricks.reshape(-1)[(_offsets(state.batch, sp.hand_size) + state.trick_no) * sp.players
-                                        + state.leader]
-        mask = np.where((lead == TWO) & (held & BIT[TWO] != 0), BIT[TWO], mask)
+        mask = np.where((_led_card(sp, state) == TWO) & (held & BIT[TWO] != 0), BIT[TWO], mask)
     return np.where(state.npos == 0, held, mask)
 
 
@@ -540,6 +555,8 @@ def play(rules: Rules, state: State, actions: np.ndarray) -> State:
     last = _in_last_trick(sp, state)
     s = np.where(last, sp.strength_last[actions], sp.strength[actions]) if sp.low_last else sp.strength[actions]
     first = state.npos == 0  # the lead: it takes the empty trick and clears the last trick's lock
+    void = state.void.copy()
+    void.reshape(-1)[seat] |= _shown_void(sp, state, actions, first, last)
     if sp.not_equal == sp.not_equal_last:
         wins = (s > state.top) if sp.not_equal else (s >= state.top)
     else:
@@ -571,6 +588,7 @@ def play(rules: Rules, state: State, actions: np.ndarray) -> State:
         round_penalty.reshape(-1)[_offsets(b, p) + top_seat] += (sp.points_of[top] * scored).astype(np.int32)
     new = state._replace(
         hands=hands,
+        void=void,
         tricks=tricks,
         trick_leader=trick_leader,
         trick_winner=trick_winner,
@@ -588,6 +606,31 @@ def play(rules: Rules, state: State, actions: np.ndarray) -> State:
     if ended.any():
         new = _finish_rounds(sp, new, np.flatnonzero(ended))
     return new
+
+
+def _shown_void(sp: Spec, state: State, actions: np.ndarray, first: np.ndarray, last: np.ndarray | None) -> np.ndarray:
+    """``(B,)`` card sets a follower's play shows it does not hold, by the rule that made it legal.
+
+    A card that does not beat the target is the player's lowest card (nothing weaker
+    held), and under ``forced``/``nearest`` it also shows that nothing beats; a
+    ``nearest`` beating card shows no weaker card beats; a locked trick forces the
+    lowest card; a non-2 on a led 2 under the twos rule shows no 2.
+    """
+    to_beat = _to_beat(sp, state, last)
+    weaker = np.where(last, sp.weaker_last[actions], sp.weaker[actions]) if sp.low_last else sp.weaker[actions]
+    beats = (BIT[actions] & to_beat) != 0
+    if sp.beat_choice == "optional":
+        shown = np.where(beats, 0, weaker)
+    elif sp.beat_choice == "nearest":
+        shown = np.where(beats, to_beat & weaker, to_beat | weaker)
+    else:
+        shown = np.where(beats, 0, to_beat | weaker)
+    if sp.ace_lock != "none":
+        shown = np.where(state.locked, weaker, shown)
+    if sp.twos:
+        two_led = _led_card(sp, state) == TWO
+        shown = np.where(two_led, np.where(actions == TWO, 0, shown | BIT[TWO]), shown)
+    return np.where(first, 0, shown)
 
 
 def _finish_rounds(sp: Spec, state: State, idx: np.ndarray) -> State:
