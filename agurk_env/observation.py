@@ -1,0 +1,138 @@
+"""The one observation spec: what a seat may know, as a flat float32 vector.
+
+Seat-relative (relative seat ``r`` is the ``r``-th seat clockwise from the observer,
+0 = the observer itself) and fixed-size for every rule set and player count, so one
+network can serve several presets. It holds the observer's own hand and public
+information only: no hidden card ever enters it.
+
+:data:`SLICES` names every slice; :func:`view` reshapes a vector into named parts,
+in the manner of OpenSpiel's observers. The same :func:`observe` serves the
+environments, the trainer and the agents.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from agurk_env import engine
+from agurk_env.rules import Rules
+
+MAX_SEATS = 8
+"""Relative-seat slots; seats beyond the table's players stay zero."""
+CARD_SLOTS = 14
+"""Card slots (``2 .. A, X``); the joker slot stays zero without jokers."""
+
+_RULE_FLAGS: tuple[tuple[str, str | bool], ...] = (
+    ("ace", "high"),
+    ("ace", "low"),
+    ("ace", "low_in_last_trick"),
+    ("first_leader", "dealer"),
+    ("beat_target", "previous"),
+    ("equal_beats", "always"),
+    ("equal_beats", "not_last_trick"),
+    ("equal_beats", "never"),
+    ("beat_choice", "forced"),
+    ("beat_choice", "nearest"),
+    ("beat_choice", "optional"),
+    ("ace_lock", "led"),
+    ("ace_lock", "any"),
+    ("twos_rule", True),
+    ("scoring", "every_trick"),
+    ("last_trick_ties", "all"),
+    ("limit_rule", "exceed"),
+    ("match_end", "first_out"),
+)
+
+SLICES: dict[str, tuple[int, ...]] = {
+    "hand": (CARD_SLOTS,),  # own cards, count per name / 4
+    "played": (CARD_SLOTS,),  # cards played so far this round (all seats), count per name / 4
+    "trick": (MAX_SEATS, CARD_SLOTS),  # card each relative seat played in the current trick, one-hot
+    "top_card": (CARD_SLOTS,),  # the card taking the current trick so far, one-hot
+    "top_seat": (MAX_SEATS,),  # relative seat of that card, one-hot
+    "leader": (MAX_SEATS,),  # relative seat that led the current trick, one-hot
+    "locked": (1,),  # an ace lock applies to the current trick
+    "cards_left": (MAX_SEATS,),  # cards in hand per relative seat / hand_size
+    "void": (MAX_SEATS, CARD_SLOTS),  # cards each relative seat has shown it does not hold (public inference)
+    "trick_no": (1,),  # tricks finished this round / hand_size
+    "last_trick": (1,),  # the current trick is the round's last
+    "position": (1,),  # cards already in the current trick / seats in
+    "score": (MAX_SEATS,),  # score / limit per relative seat
+    "lives": (MAX_SEATS,),  # lives left / starting lives (lives mode)
+    "rebuys": (MAX_SEATS,),  # rebuys left (points mode)
+    "in_match": (MAX_SEATS,),  # relative seat is still in the match
+    "dealer": (MAX_SEATS,),  # relative seat of the dealer, one-hot
+    "players": (MAX_SEATS - 1,),  # table size 2..8, one-hot
+    "rules": (len(_RULE_FLAGS) + 3,),  # rule flags, then jokers / 2, ace_points / 15, limit / 50
+}
+"""Every slice of the observation, in order, with its shape."""
+
+_SIZES = {name: int(np.prod(shape)) for name, shape in SLICES.items()}
+_STARTS = dict(zip(SLICES, np.cumsum([0, *_SIZES.values()])[:-1].tolist(), strict=True))
+SIZE = sum(_SIZES.values())
+"""Length of the observation vector."""
+
+
+def view(obs: np.ndarray) -> dict[str, np.ndarray]:
+    """Named, reshaped views of observation vectors ``(..., SIZE)`` (no copies)."""
+    lead = obs.shape[:-1]
+    return {k: obs[..., _STARTS[k] : _STARTS[k] + _SIZES[k]].reshape(*lead, *SLICES[k]) for k in SLICES}
+
+
+@functools.lru_cache(maxsize=64)
+def _rule_vector(rules: Rules) -> np.ndarray:
+    """The constant "rules" and "players" slices for ``rules``."""
+    flags = [float(getattr(rules, name) == value) for name, value in _RULE_FLAGS]
+    flags += [rules.jokers / 2, rules.ace_points / 15, rules.limit / 50]
+    players = np.zeros(MAX_SEATS - 1, np.float32)
+    players[rules.players - 2] = 1.0
+    return np.concatenate([players, np.asarray(flags, np.float32)])
+
+
+def observe(rules: Rules, state: engine.State, seats: np.ndarray | None = None) -> np.ndarray:
+    """``(B, SIZE)`` float32 observations of ``seats`` (default: the seat to move in each game)."""
+    sp = engine.spec(rules)
+    b, p, h, a = state.batch, sp.players, sp.hand_size, sp.actions
+    seats = state.cur if seats is None else np.asarray(seats, dtype=np.int64)
+    rows = np.arange(b)[:, None]
+    absolute = (seats[:, None] + np.arange(p)[None, :]) % p  # (B, P): relative seat -> seat
+    out = np.zeros((b, SIZE), np.float32)
+    o = view(out)
+
+    hands = state.hands[rows, absolute]  # (B, P, A) in relative order
+    o["hand"][:, :a] = hands[:, 0] / 4.0
+    o["cards_left"][:, :p] = hands.sum(2) / h
+
+    in_round = state.trick_no < h
+    trick_no = np.minimum(state.trick_no, h - 1)
+    played_cards = state.tricks.reshape(b, -1).astype(np.int64)  # -1 for none
+    counts = np.bincount((np.arange(b)[:, None] * (a + 1) + played_cards + 1).ravel(), minlength=b * (a + 1))
+    o["played"][:, :a] = counts.reshape(b, a + 1)[:, 1:] / 4.0
+
+    current = state.tricks[np.arange(b), trick_no][rows, absolute].astype(np.int64)  # (B, P)
+    started = (state.npos > 0) & in_round
+    current = np.where(started[:, None], current, -1)
+    game, rel_seat = np.nonzero(current >= 0)
+    o["trick"][game, rel_seat, current[game, rel_seat]] = 1.0
+    rel = lambda seat: (seat - seats) % p  # noqa: E731
+    live = np.flatnonzero(started)
+    top_card = state.tricks[np.arange(b), trick_no, state.top_seat].astype(np.int64)
+    o["top_card"][live, top_card[live]] = 1.0
+    o["top_seat"][live, rel(state.top_seat)[live]] = 1.0
+    o["leader"][live, rel(state.leader)[live]] = 1.0
+    o["locked"][:, 0] = state.locked & started
+    o["void"][:, :p, :a] = engine.MEMBERS[state.void[rows, absolute]][..., :a]
+    o["trick_no"][:, 0] = state.trick_no / h
+    o["last_trick"][:, 0] = state.trick_no == h - 1
+    o["position"][:, 0] = np.where(in_round, state.npos, 0) / np.maximum(state.n_alive, 1)
+    o["score"][:, :p] = state.scores[rows, absolute] / rules.limit
+    if rules.lives:
+        o["lives"][:, :p] = state.lives[rows, absolute] / rules.lives
+    o["rebuys"][:, :p] = state.rebuys[rows, absolute]
+    o["in_match"][:, :p] = state.alive[rows, absolute]
+    o["dealer"][np.arange(b), rel(state.dealer)] = 1.0
+    constant = _rule_vector(rules)
+    out[:, _STARTS["players"] : _STARTS["players"] + constant.size] = constant
+    return out
+
