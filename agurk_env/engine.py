@@ -320,14 +320,14 @@ class _Draft(dict):
         super().__init__(state._asdict())
         self._owned: set[str] = set()
 
-    def __getitem__(self, key: str):  # noqa: D105
+    def __getitem__(self, key: str):
         value = dict.__getitem__(self, key)
         if key not in self._owned and isinstance(value, np.ndarray):
             value = value.copy()
             self[key] = value
         return value
 
-    def __setitem__(self, key: str, value) -> None:  # noqa: D105
+    def __setitem__(self, key: str, value) -> None:
         dict.__setitem__(self, key, value)
         self._owned.add(key)
 

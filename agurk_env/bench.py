@@ -1,0 +1,123 @@
+"""Throughput measurements: the batched engine against the scalar reference, on one core.
+
+Each function returns a plain dict (JSON-ready); ``agurk bench engine`` only formats them.
+Call :func:`pin_threads` before NumPy is first imported so that BLAS/OpenMP pools stay at
+one thread (the CLI does); the engine's own kernels are single-threaded NumPy anyway.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import random
+import sys
+import time
+from typing import Any
+
+THREAD_VARS: tuple[str, ...] = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+"""Environment variables that size the thread pools of NumPy's linear-algebra back ends."""
+
+
+def pin_threads() -> bool:
+    """Set every thread-pool variable to 1; return whether NumPy was not yet imported (so it takes effect)."""
+    for var in THREAD_VARS:
+        os.environ[var] = "1"
+    return "numpy" not in sys.modules
+
+
+def bench_engine(rules: Any, batch: int = 4096, seconds: float = 5.0, seed: int = 0) -> dict[str, Any]:
+    """Random legal play of ``batch`` whole matches at once for about ``seconds``.
+
+    Every step computes the legal sets (``engine.legal_bits``), draws a random legal card per
+    game (``random_legal``), plays it (``engine.play``) and deals / restarts where a round or
+    match ended (``engine.advance``), so dealing, scoring and elimination are in the figure.
+    """
+    import numpy as np
+
+    from agents.random_agent import random_legal
+    from agurk_env import engine
+
+    rng = np.random.default_rng(seed)
+    state = engine.init(rules, batch, seed)
+    for _ in range(3):  # warm up: caches, first allocations
+        state = engine.advance(rules, engine.play(rules, state, random_legal(engine.legal_bits(rules, state), rng)))
+    first_match, steps = state.next_match, 0
+    start = time.perf_counter()
+    while True:
+        actions = random_legal(engine.legal_bits(rules, state), rng)
+        state = engine.advance(rules, engine.play(rules, state, actions))
+        steps += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            break
+    plays = steps * batch
+    return {
+        "plays": plays,
+        "steps": steps,
+        "seconds": elapsed,
+        "plays_per_s": plays / elapsed,
+        "matches_per_s": (state.next_match - first_match) / elapsed,
+        "batch": batch,
+        "bytes_per_game": state.nbytes_per_game(),
+    }
+
+
+def bench_reference(rules: Any, seconds: float = 3.0, seed: int = 0) -> dict[str, Any]:
+    """Whole random matches with the scalar reference (``play_random_match``) for about ``seconds``."""
+    from agurk_env.reference import play_random_match
+
+    rng = random.Random(seed)
+    plays = matches = 0
+    start = time.perf_counter()
+    while True:
+        plays += play_random_match(rules, rng)
+        matches += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            break
+    return {
+        "plays": plays,
+        "matches": matches,
+        "seconds": elapsed,
+        "plays_per_s": plays / elapsed,
+        "matches_per_s": matches / elapsed,
+    }
+
+
+def engine_vs_reference(
+    rules: Any,
+    batch: int = 4096,
+    seconds: float = 5.0,
+    reference_seconds: float | None = None,
+    seed: int = 0,
+    preset: str | None = None,
+) -> dict[str, Any]:
+    """Both measurements in one run and their ratio (``reference_seconds`` defaults to min(seconds, 3))."""
+    import numpy as np
+
+    pinned = all(os.environ.get(var) == "1" for var in THREAD_VARS)
+    eng = bench_engine(rules, batch, seconds, seed)
+    ref = bench_reference(rules, min(seconds, 3.0) if reference_seconds is None else reference_seconds, seed)
+    return {
+        "bench": "engine",
+        "plays_per_s": eng["plays_per_s"],
+        "reference_plays_per_s": ref["plays_per_s"],
+        "ratio": eng["plays_per_s"] / ref["plays_per_s"],
+        "batch": batch,
+        "bytes_per_game": eng["bytes_per_game"],
+        "preset": preset,
+        "rules": rules.to_dict(),
+        "engine": eng,
+        "reference": ref,
+        "threads_pinned": pinned,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "machine": platform.machine(),
+    }

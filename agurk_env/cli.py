@@ -1,0 +1,492 @@
+"""The ``agurk`` command: simulate matches to JSON Lines, show the rule presets, benchmark the engine.
+
+Every user error (unknown preset, option or value, an impossible combination of options,
+a bad agent spec, a file that cannot be written, a count <= 0) is reported as one line
+``agurk: error: ...`` on stderr with exit status 2, never a traceback.
+
+``agurk bench`` pins NumPy's thread pools to one thread before NumPy is first loaded
+(:func:`main` looks at the command before building the parser, which imports the agents).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any, NoReturn
+
+from agurk_env.rules import OPTION_NAMES, PRESETS, Rules, RulesError, parse_option
+
+PROG = "agurk"
+DEFAULT_BATCH = 1024
+"""``simulate --batch`` default: fixed (not tied to ``--matches``), so a run of N matches writes the
+first N records of any longer run with the same seed, agents and batch."""
+
+
+class CliError(Exception):
+    """A user error: reported as one ``agurk: error: ...`` line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``agurk: error: MESSAGE (see 'PROG --help')`` and exit 2."""
+        one_line = " ".join(message.split())
+        self.exit(2, f"{PROG}: error: {one_line} (see '{self.prog} --help')\n")
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Keep the hand-wrapped descriptions and examples; a little wider help column."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _positive(name: str, value: int | float | None) -> None:
+    if value is not None and value <= 0:
+        raise CliError(f"{name} must be > 0, not {value}")
+
+
+def _resolve_rules(preset: str | None, sets: Sequence[str] | None) -> Rules:
+    """Resolve the preset (``standard`` when None) with every ``--set OPTION=VALUE`` on top."""
+    overrides: dict[str, Any] = {}
+    for item in sets or ():
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise CliError(f"--set needs OPTION=VALUE, not {item!r}; options are: {', '.join(OPTION_NAMES)}")
+        overrides[name] = parse_option(name, text.strip())
+    return Rules.preset(preset or "standard", **overrides)
+
+
+def _rules_label(preset: str | None, sets: Sequence[str] | None) -> str:
+    """Label rules for summaries: ``standard`` or ``danish21 + players=6 + limit=31``."""
+    return " + ".join([preset or "standard", *(s.strip() for s in sets or ())])
+
+
+def _json_default(value: Any) -> Any:
+    """Serialize NumPy scalars and arrays that may reach a record."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _open_out(path_text: str) -> tuple[IO[str], Path | None]:
+    """Open ``--out`` for writing (creating its parent folders); ``-`` is stdout."""
+    if path_text == "-":
+        return sys.stdout, None
+    path = Path(path_text)
+    try:
+        if path.parent != Path():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return path.open("w", encoding="utf-8", newline="\n"), path
+    except OSError as e:
+        raise CliError(f"cannot write --out {path_text!r}: {e.strerror or e}") from None
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _stdout_console() -> Any:
+    from rich.console import Console
+
+    return Console()
+
+
+# ----------------------------------------------------------------------------- simulate
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    """Play ``--matches`` matches and write their records, one JSON object per line."""
+    _positive("--matches", args.matches)
+    _positive("--batch", args.batch)
+    if args.seed < 0:
+        raise CliError(f"--seed must be >= 0, not {args.seed}")
+    rules = _resolve_rules(args.rules, args.set)
+
+    from agents.registry import AgentSpecError, make_agents
+
+    try:
+        agents = make_agents(args.agents, rules.players, args.seed)
+    except AgentSpecError as e:
+        raise CliError(str(e)) from None
+
+    from agurk_env.simulate import simulate
+
+    out, path = _open_out(args.out)
+    where = str(path) if path is not None else "stdout"
+    console = _stderr_console()
+    show_progress = not args.quiet and console.is_terminal
+    matches = rounds = plays = 0
+    start = time.perf_counter()
+    try:
+        with _Progress(console, args.matches, show_progress) as progress:
+            records: Iterator[dict[str, Any]] = simulate(
+                rules, agents, args.matches, args.seed, batch=args.batch, with_legal=args.with_legal, progress=progress
+            )
+            for record in records:
+                out.write(json.dumps(record, separators=(",", ":"), default=_json_default))
+                out.write("\n")
+                matches += 1
+                rounds += len(record["rounds"])
+                plays += sum(len(trick["plays"]) for rnd in record["rounds"] for trick in rnd["tricks"])
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted after {matches} matches written to {where}", file=sys.stderr)
+        return 130
+    finally:
+        if path is not None:
+            out.close()
+        else:
+            out.flush()
+    seconds = time.perf_counter() - start
+    if not args.quiet:
+        summary = (
+            f"{matches} matches, {rounds} rounds, {plays} card plays in {seconds:.2f} s "
+            f"({matches / max(seconds, 1e-9):,.0f} matches/s; {_rules_label(args.rules, args.set)}, "
+            f"{rules.players} players, seed {args.seed}) -> {where}"
+        )
+        print(summary, file=sys.stdout if path is not None else sys.stderr)
+    return 0
+
+
+class _Progress:
+    """A transient rich progress bar over ``total`` matches; yields the ``progress(n_done)`` callback."""
+
+    def __init__(self, console: Any, total: int, enabled: bool) -> None:
+        self.console, self.total, self.enabled = console, total, enabled
+        self._bar: Any = None
+
+    def __enter__(self) -> Callable[[int], None] | None:
+        if not self.enabled:
+            return None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+        self._bar = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            "matches",
+            TimeElapsedColumn(),
+            "eta",
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=True,
+        )
+        self._bar.start()
+        task = self._bar.add_task("simulating", total=self.total)
+        bar = self._bar
+        return lambda n_done: bar.update(task, completed=n_done)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+# ----------------------------------------------------------------------------- rules
+
+
+def _fmt_value(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    """Show the presets, or one preset's resolved options."""
+    if args.preset is None and not args.set:
+        return _show_presets(args.json)
+    rules = _resolve_rules(args.preset, args.set)
+    defaults = Rules().to_dict()
+    resolved = rules.to_dict()
+    if args.json:
+        print(json.dumps(resolved))
+        return 0
+    from rich.table import Table
+
+    table = Table(title=f"rules: {_rules_label(args.preset, args.set)}", title_justify="left")
+    table.add_column("option", style="bold")
+    table.add_column("value")
+    table.add_column("default", style="dim")
+    for name, value in resolved.items():
+        text = _fmt_value(value)
+        if value != defaults[name]:
+            text = f"[yellow]{text} *[/]"
+        table.add_row(name, text, _fmt_value(defaults[name]))
+    console = _stdout_console()
+    console.print(table)
+    console.print("* differs from the defaults; docs/RULES.md explains every option.", highlight=False)
+    return 0
+
+
+def _show_presets(as_json: bool) -> int:
+    defaults = Rules().to_dict()
+    if as_json:
+        print(json.dumps({"defaults": defaults, "presets": PRESETS}))
+        return 0
+    from rich.table import Table
+
+    table = Table(title="Agurk rule presets", title_justify="left")
+    table.add_column("preset", style="bold", no_wrap=True)
+    table.add_column("options that differ from the defaults")
+    for name, diff in PRESETS.items():
+        table.add_row(name, ", ".join(f"{k}={_fmt_value(v)}" for k, v in diff.items()) or "(none: the defaults)")
+    console = _stdout_console()
+    console.print(table)
+    console.print(
+        "defaults: " + ", ".join(f"{k}={_fmt_value(v)}" for k, v in defaults.items()),
+        highlight=False,
+    )
+    console.print("Show one preset resolved: agurk rules PRESET [--set OPTION=VALUE ...]", highlight=False)
+    return 0
+
+
+# ----------------------------------------------------------------------------- bench
+
+
+def _cmd_bench_engine(args: argparse.Namespace) -> int:
+    """Measure card plays per second of the batched engine and of the scalar reference."""
+    from agurk_env import bench
+
+    _positive("--batch", args.batch)
+    _positive("--seconds", args.seconds)
+    _positive("--reference-seconds", args.reference_seconds)
+    rules = _resolve_rules(args.rules, args.set)
+    result = bench.engine_vs_reference(
+        rules,
+        batch=args.batch,
+        seconds=args.seconds,
+        reference_seconds=args.reference_seconds,
+        seed=args.seed,
+        preset=_rules_label(args.rules, args.set),
+    )
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    eng, ref = result["engine"], result["reference"]
+    print(f"rules      {result['preset']}, {rules.players} players, hand size {rules.hand_size}")
+    print(
+        f"engine     {eng['plays_per_s']:>13,.0f} card plays/s  {eng['matches_per_s']:>10,.0f} matches/s"
+        f"  (batch {eng['batch']}, {eng['seconds']:.1f} s, {eng['bytes_per_game']} bytes per game state)"
+    )
+    print(
+        f"reference  {ref['plays_per_s']:>13,.0f} card plays/s  {ref['matches_per_s']:>10,.0f} matches/s"
+        f"  (scalar Python, {ref['seconds']:.1f} s)"
+    )
+    print(f"ratio      {result['ratio']:>12,.1f}x  (engine / reference, one core each)")
+    if not result["threads_pinned"]:
+        print("note: NumPy was loaded before the thread pools could be pinned to one thread", file=sys.stderr)
+    return 0
+
+
+# ----------------------------------------------------------------------------- parser
+
+
+_RULES_HELP = "rule preset to start from (default: standard); 'agurk rules' lists them"
+_SET_HELP = (
+    "override one rule option on top of the preset; repeat for more "
+    "(e.g. --set players=6 --set limit=21). Options: " + ", ".join(OPTION_NAMES)
+)
+
+
+def _add_rules_options(p: argparse.ArgumentParser, positional: bool = False) -> None:
+    if not positional:
+        p.add_argument("--rules", metavar="PRESET", default="standard", help=_RULES_HELP)
+    p.add_argument("--set", metavar="OPTION=VALUE", action="append", default=[], help=_SET_HELP)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the ``agurk`` argument parser with its subcommands."""
+    parser = _Parser(
+        prog=PROG,
+        formatter_class=_Formatter,
+        description=(
+            "Agurk (Gurka), the Nordic last-trick card game: simulate matches to JSON Lines game\n"
+            "records, inspect the rule presets, and benchmark the vectorized engine.\n"
+            "The rules are specified in docs/RULES.md."
+        ),
+        epilog=(
+            "examples:\n"
+            "  agurk simulate --rules standard --agents random --matches 1000 --seed 0 --out runs/sim.jsonl\n"
+            "  agurk rules\n"
+            "  agurk rules danish21 --set players=6\n"
+            "  agurk bench engine --seconds 5\n"
+            "\n"
+            "Run 'agurk COMMAND --help' for the options of a command."
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=_Parser)
+
+    # simulate
+    from agents.registry import AGENTS
+
+    p = sub.add_parser(
+        "simulate",
+        help="play matches and write their game records as JSON Lines",
+        formatter_class=_Formatter,
+        description=(
+            "Play N whole matches with the batched engine and write one game record per line\n"
+            "(the RULES.md 'Game records' format, plus the match number) to --out, in match order.\n"
+            "\n"
+            "Seeds: match m of seed S is dealt the same cards whatever --batch is; seat s's agent\n"
+            "draws its randomness from numpy.random.default_rng([S, s]). The same command line\n"
+            "always writes the same file, and with the same --seed, --agents and --batch the file\n"
+            "of N matches holds the first N records of any longer run."
+        ),
+        epilog=(
+            "examples:\n"
+            "  agurk simulate --rules standard --agents random --matches 1000 --seed 0 --out runs/sim.jsonl\n"
+            "  agurk simulate --rules danish21 --set players=6 --agents random --matches 100 --seed 1 --out d6.jsonl\n"
+            "  agurk simulate --rules lives --set players=3 --agents random,random,random --matches 10 --out -"
+        ),
+    )
+    _add_rules_options(p)
+    p.add_argument(
+        "--agents",
+        metavar="SPEC[,SPEC...]",
+        default="random",
+        help=(
+            "who plays: one agent spec for every seat, or a comma-separated spec per seat "
+            "(exactly 'players' of them; seat 0 deals the first round). Default: random. Known specs: "
+            + "; ".join(f"{kind.usage} ({kind.help})" for kind in AGENTS.values())
+        ),
+    )
+    p.add_argument("--matches", metavar="N", type=int, required=True, help="number of matches to play (> 0)")
+    p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals and agents (>= 0; default: 0)")
+    p.add_argument(
+        "--out",
+        metavar="FILE.jsonl",
+        required=True,
+        help="output file, overwritten; its folder is created if missing; '-' writes to stdout",
+    )
+    p.add_argument(
+        "--batch",
+        metavar="B",
+        type=int,
+        default=DEFAULT_BATCH,
+        help=f"matches played side by side by the engine (> 0; default: {DEFAULT_BATCH}). The deals never "
+        "depend on it, but random agents' choices do: keep it fixed to reproduce a file",
+    )
+    p.add_argument(
+        "--with-legal",
+        action="store_true",
+        help="add to every trick a 'legal' list: the legal cards of each play (larger files, for replay checks)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
+    p.set_defaults(func=_cmd_simulate)
+
+    # rules
+    p = sub.add_parser(
+        "rules",
+        help="list the rule presets, or show one preset's resolved options",
+        formatter_class=_Formatter,
+        description=(
+            "Without PRESET: a table of the presets and the options in which each differs from\n"
+            "the defaults. With PRESET and/or --set: every option of the resolved rules, as\n"
+            "'agurk simulate --rules PRESET --set ...' would play them."
+        ),
+        epilog="examples:\n  agurk rules\n  agurk rules every_trick\n  agurk rules danish21 --set players=6 --json",
+    )
+    p.add_argument("preset", metavar="PRESET", nargs="?", default=None, help="preset to resolve (default: none)")
+    _add_rules_options(p, positional=True)
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=_cmd_rules)
+
+    # bench
+    p = sub.add_parser(
+        "bench",
+        help="measure the speed of the engine",
+        formatter_class=_Formatter,
+        description="Benchmarks. 'agurk bench engine --help' for the engine throughput benchmark.",
+    )
+    bench_sub = p.add_subparsers(dest="bench", metavar="BENCH", title="benchmarks", parser_class=_Parser)
+    p.set_defaults(func=lambda a: _missing_subcommand(p))
+    b = bench_sub.add_parser(
+        "engine",
+        help="card plays per second: batched engine vs scalar reference",
+        formatter_class=_Formatter,
+        description=(
+            "Random legal play of whole matches (dealing, tricks, scoring, elimination, restarts)\n"
+            "with the batched engine for about --seconds, then with the scalar Python reference\n"
+            "(agurk_env.reference) for about --reference-seconds, in the same process on one core\n"
+            "(OMP_NUM_THREADS and friends are set to 1 before NumPy is loaded). Prints card plays\n"
+            "per second of both, their ratio, and the bytes of one game's state."
+        ),
+        epilog=(
+            "examples:\n"
+            "  agurk bench engine\n"
+            "  agurk bench engine --batch 16384 --seconds 10\n"
+            "  agurk bench engine --rules danish21 --set players=6 --json"
+        ),
+    )
+    _add_rules_options(b)
+    b.add_argument(
+        "--batch", metavar="B", type=int, default=4096, help="games played side by side (> 0; default: 4096)"
+    )
+    b.add_argument(
+        "--seconds", metavar="S", type=float, default=5.0, help="how long to run the engine (> 0; default: 5)"
+    )
+    b.add_argument(
+        "--reference-seconds",
+        metavar="S",
+        type=float,
+        default=None,
+        help="how long to run the scalar reference (> 0; default: min(--seconds, 3))",
+    )
+    b.add_argument(
+        "--seed", metavar="S", type=int, default=0, help="seed of the deals and the random play (default: 0)"
+    )
+    b.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (plays_per_s, reference_plays_per_s, ratio, batch, bytes_per_game, rules, ...)",
+    )
+    b.set_defaults(func=_cmd_bench_engine)
+    return parser
+
+
+def _missing_subcommand(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``agurk`` command line; return the exit status."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if next((w for w in words if not w.startswith("-")), None) == "bench":
+        from agurk_env import bench
+
+        bench.pin_threads()  # before anything imports NumPy
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help (0) and argument errors (2)
+        return e.code if isinstance(e.code, int) else 2
+    if getattr(args, "func", None) is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except (CliError, RulesError) as e:
+        _report(str(e))
+        return 2
+    except BrokenPipeError:  # e.g. `agurk simulate --out - | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 1
+
+
+def _report(message: str) -> None:
+    """Print one ``agurk: error: ...`` line on stderr."""
+    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""The ``agurk`` command line: simulate, rules, bench engine, and one-line user errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from replay import replay_record
+
+from agurk_env.cli import main
+from agurk_env.rules import PRESETS, Rules
+
+RECORD_KEYS = {"rules", "seed", "agents", "rounds", "winners"}
+ROUND_KEYS = {"dealer", "hands", "tricks", "penalties", "scores", "out", "rebought"}
+
+
+def _agurk_command() -> list[str]:
+    script = shutil.which("agurk", path=str(Path(sys.executable).parent)) or shutil.which("agurk")
+    return [script] if script else [sys.executable, "-m", "agurk_env.cli"]
+
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_help_in_a_real_subprocess() -> None:
+    done = subprocess.run([*_agurk_command(), "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    for word in ("simulate", "rules", "bench", "examples:"):
+        assert word in done.stdout
+
+
+@pytest.mark.parametrize("command", [[], ["simulate"], ["rules"], ["bench"], ["bench", "engine"]])
+def test_help_of_every_command(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "usage: agurk" in out
+    if command in (["simulate"], ["bench", "engine"]):
+        assert "examples:" in out and "--set OPTION=VALUE" in out
+
+
+@pytest.mark.parametrize(
+    ("preset", "sets"),
+    [
+        ("standard", ["players=2"]),
+        ("danish21", ["players=3"]),
+        ("every_trick", []),
+        ("lives", ["players=5"]),
+        ("second_chance", ["players=6"]),
+        ("quick", ["players=7"]),
+        ("jokers", ["players=8", "hand_size=6"]),
+        ("swedish", ["players=8", "hand_size=3", "limit=40"]),
+    ],
+)
+def test_simulate_writes_valid_records(preset: str, sets: list[str], tmp_path: Path) -> None:
+    out = tmp_path / "sim.jsonl"
+    n = 6
+    set_args = [a for s in sets for a in ("--set", s)]
+    argv = ["simulate", "--rules", preset, *set_args, "--matches", str(n), "--seed", "3", "--batch", "8"]
+    assert main([*argv, "--out", str(out), "--quiet", "--with-legal"]) == 0
+    records = _records(out)
+    assert len(records) == n
+    rules = Rules.from_dict({**PRESETS[preset], **dict(_parse(s) for s in sets)})
+    for m, record in enumerate(records):
+        assert RECORD_KEYS <= record.keys()
+        assert record["rules"] == rules.to_dict()
+        assert record["seed"] == 3
+        assert record.get("match", m) == m
+        assert record["agents"] == ["random"] * rules.players
+        assert record["winners"]
+        for rnd in record["rounds"]:
+            assert ROUND_KEYS <= rnd.keys()
+            if rules.lives:
+                assert len(rnd["lives"]) == rules.players
+            assert len(rnd["hands"]) == len(rnd["penalties"]) == len(rnd["scores"]) == rules.players
+            assert len(rnd["tricks"]) == rules.hand_size
+        replay_record(record)  # every play legal, every score right, per the scalar reference
+
+
+def _parse(item: str) -> tuple[str, object]:
+    name, _, value = item.partition("=")
+    return name, int(value)
+
+
+def test_simulate_is_reproducible(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    paths = [tmp_path / name for name in ("a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl")]
+    for path, seed, n in zip(paths, (5, 5, 6, 5), (20, 20, 20, 7), strict=True):
+        argv = ["simulate", "--rules", "danish21", "--matches", str(n), "--seed", str(seed), "--batch", "16"]
+        assert main([*argv, "--out", str(path)]) == 0
+    summary = capsys.readouterr().out.strip().splitlines()
+    assert len(summary) == 4 and summary[0].startswith("20 matches, ") and str(paths[0]) in summary[0]
+    a, b, c, d = (path.read_bytes() for path in paths)
+    assert a == b
+    assert a != c
+    assert a.splitlines()[:7] == d.splitlines()  # a shorter run is a prefix of a longer one
+
+
+def test_simulate_creates_the_output_folder_and_writes_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "deep" / "er" / "sim.jsonl"
+    assert main(["simulate", "--matches", "2", "--batch", "4", "--out", str(out), "-q"]) == 0
+    assert len(_records(out)) == 2
+    capsys.readouterr()
+    assert main(["simulate", "--matches", "3", "--batch", "4", "--out", "-"]) == 0
+    captured = capsys.readouterr()
+    assert [json.loads(line)["match"] for line in captured.out.splitlines()] == [0, 1, 2]
+    assert "-> stdout" in captured.err
+
+
+def test_simulate_one_spec_per_seat(tmp_path: Path) -> None:
+    out = tmp_path / "sim.jsonl"
+    argv = ["simulate", "--set", "players=3", "--agents", "random,random,random", "--matches", "2", "--batch", "4"]
+    assert main([*argv, "--out", str(out), "-q"]) == 0
+    assert _records(out)[0]["agents"] == ["random"] * 3
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["simulate", "--rules", "nope"], "unknown preset 'nope'"),
+        (["simulate", "--set", "colour=red"], "unknown rule option 'colour'"),
+        (["simulate", "--set", "players"], "--set needs OPTION=VALUE"),
+        (["simulate", "--set", "players=nine"], "players must be an integer"),
+        (["simulate", "--set", "players=9"], "players must be an integer 2..8"),
+        (["simulate", "--set", "ace=medium"], "ace must be one of high, low, low_in_last_trick"),
+        (["simulate", "--set", "twos_rule=maybe"], "twos_rule must be true or false"),
+        (["simulate", "--set", "lives=2", "--set", "scoring=every_trick"], "lives needs scoring=last_trick"),
+        (["simulate", "--set", "players=8"], "hand_size must be at most 6"),
+        (["simulate", "--agents", "nope"], "unknown agent 'nope'; known agents: random"),
+        (["simulate", "--agents", "random,random"], "2 agent specs given for 4 players"),
+        (["simulate", "--matches", "0"], "--matches must be > 0"),
+        (["simulate", "--matches", "-3"], "--matches must be > 0"),
+        (["simulate", "--batch", "0"], "--batch must be > 0"),
+        (["simulate", "--seed", "-1"], "--seed must be >= 0"),
+        (["simulate", "--matches", "ten"], "invalid int value: 'ten'"),
+        (["simulate", "--out", "{dir}"], "cannot write --out"),
+        (["simulate", "--out", "{file}/sim.jsonl"], "cannot write --out"),
+        (["simulate", "--unknown-flag"], "unrecognized arguments: --unknown-flag"),
+        (["nosuch"], "invalid choice: 'nosuch'"),
+        (["rules", "nope"], "unknown preset 'nope'"),
+        (["rules", "--set", "limit=0"], "limit must be an integer >= 1"),
+        (["bench", "engine", "--seconds", "0"], "--seconds must be > 0"),
+        (["bench", "engine", "--batch", "-1"], "--batch must be > 0"),
+        (["bench", "engine", "--rules", "nope"], "unknown preset 'nope'"),
+    ],
+)
+def test_user_errors_are_one_line_exit_2(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    afile = tmp_path / "a_file"
+    afile.write_text("")
+    argv = [a.format(dir=tmp_path, file=afile) for a in argv]
+    if argv[0] == "simulate":
+        defaults = {"--matches": "2", "--out": str(tmp_path / "out.jsonl")}
+        argv += [a for k, v in defaults.items() if k not in argv for a in (k, v)]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("agurk: error: ") and message in lines[0]
+    assert "Traceback" not in captured.err + captured.out
+    assert not (tmp_path / "out.jsonl").exists()  # errors come before the output is opened
+
+
+def test_rules_lists_every_preset(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules"]) == 0
+    out = capsys.readouterr().out
+    for name in PRESETS:
+        assert name in out
+    assert main(["rules", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["presets"] == PRESETS and data["defaults"] == Rules().to_dict()
+
+
+def test_rules_shows_one_preset_resolved(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "every_trick", "--set", "players=3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == Rules.preset("every_trick", players=3).to_dict()
+    assert main(["rules", "--set", "twos_rule=yes", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["twos_rule"] is True
+    assert main(["rules", "danish21"]) == 0
+    out = capsys.readouterr().out
+    assert "ace_lock" in out and "any" in out and "21" in out
+
+
+def test_bench_engine_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "engine", "--seconds", "0.5", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["plays_per_s"] > 0 and result["reference_plays_per_s"] > 0
+    assert result["ratio"] == pytest.approx(result["plays_per_s"] / result["reference_plays_per_s"])
+    assert result["batch"] == 4096 and result["bytes_per_game"] > 0
+    assert result["rules"] == Rules().to_dict()
+
+
+def test_bench_engine_text(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["bench", "engine", "--seconds", "0.2", "--reference-seconds", "0.1", "--batch", "64"]
+    assert main([*argv, "--rules", "lives", "--set", "players=3"]) == 0
+    out = capsys.readouterr().out
+    assert "card plays/s" in out and "ratio" in out and "lives + players=3" in out
