@@ -9,6 +9,7 @@ first use, so an agent pays only for what it reads.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
 from typing import Protocol, runtime_checkable
 
@@ -72,3 +73,30 @@ class Agent(Protocol):
 def decide(agent: Agent, rules: Rules, state: engine.State, games: np.ndarray, legal: np.ndarray) -> np.ndarray:
     """Ask ``agent`` for actions in ``games`` of ``state``; ``legal`` is their ``(k, A)`` mask."""
     return agent.act(Decision(rules, state, games, legal, sees_all=getattr(agent, "sees_all", False)))
+
+
+def act_seats(rules: Rules, state: engine.State, legal: np.ndarray, seats: Sequence[Agent]) -> np.ndarray:
+    """``(B,)`` actions: each game's player to move asks the agent of its seat (``seats[s]``).
+
+    An agent sitting in several seats is asked once, for all its games. Raises
+    ``ValueError`` if an agent returns a wrong shape or an illegal card.
+    """
+    actions = np.zeros(state.batch, np.int64)
+    owner: dict[int, int] = {}
+    seat_owner = np.array([owner.setdefault(id(agent), s) for s, agent in enumerate(seats)])
+    to_move = seat_owner[state.cur]
+    for first_seat in owner.values():
+        games = np.flatnonzero(to_move == first_seat)
+        if games.size:
+            agent = seats[first_seat]
+            chosen = np.asarray(decide(agent, rules, state, games, legal[games]), dtype=np.int64)
+            if chosen.shape != games.shape:
+                raise ValueError(f"agent {agent.spec!r} returned actions of shape {chosen.shape}, not {games.shape}")
+            actions[games] = chosen
+    ok = (actions >= 0) & (actions < legal.shape[1])
+    ok[ok] = legal[np.flatnonzero(ok), actions[ok]]
+    if not ok.all():
+        g = int(np.flatnonzero(~ok)[0])
+        agent = seats[int(state.cur[g])]
+        raise ValueError(f"agent {agent.spec!r} chose the illegal card {int(actions[g])} in game {g}")
+    return actions

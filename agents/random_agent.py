@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.base import Decision
 from agurk_env import engine
 
 _KTH_FLAT = np.ascontiguousarray(engine.KTH_MEMBER).reshape(-1).astype(np.int64)
@@ -32,9 +33,11 @@ class RandomAgent:
         self.rng = rng
         self.spec = spec
 
-    def act(self, legal: np.ndarray) -> np.ndarray:
-        """``(k, A)`` bool legal masks in, ``(k,)`` int64 actions out."""
-        return random_legal(engine.pack(np.asarray(legal, dtype=bool)), self.rng)
+    sees_all = False
+
+    def act(self, decision: Decision) -> np.ndarray:
+        """A uniformly random legal card in each game of the decision."""
+        return random_legal(engine.pack(decision.legal), self.rng)
 
     def __repr__(self) -> str:
         return f"RandomAgent(spec={self.spec!r})"

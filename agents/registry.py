@@ -12,22 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from agents.base import Agent
+from agents.heuristics import DESCRIPTIONS, Heuristic
+from agents.pimc import PIMC, Oracle
 from agents.random_agent import RandomAgent
-
-
-@runtime_checkable
-class Agent(Protocol):
-    """What ``simulate`` needs from an agent: its spec string and a batched ``act``."""
-
-    spec: str
-
-    def act(self, legal: np.ndarray) -> np.ndarray:
-        """``(k, A)`` bool legal masks in, ``(k,)`` actions out."""
-        ...
 
 
 class AgentSpecError(ValueError):
@@ -46,24 +37,79 @@ class AgentKind:
     factory: AgentFactory
     help: str
     arg: str | None = None
-    """Name of the required argument (``ppo:PATH`` -> ``"PATH"``), or None when it takes none."""
+    """Name of its argument (``ppo:PATH`` -> ``"PATH"``), or None when it takes none."""
+    optional: bool = False
+    """The argument may be left out (``pimc`` or ``pimc:worlds=N``)."""
 
     @property
     def usage(self) -> str:
-        """How the spec is written: ``name`` or ``name:ARG``."""
-        return f"{self.name}:{self.arg}" if self.arg else self.name
+        """How the spec is written: ``name``, ``name:ARG`` or ``name[:ARG]``."""
+        if not self.arg:
+            return self.name
+        return f"{self.name}[:{self.arg}]" if self.optional else f"{self.name}:{self.arg}"
 
 
 AGENTS: dict[str, AgentKind] = {}
 """Every known agent kind, by name."""
 
 
-def register(name: str, factory: AgentFactory, help: str, arg: str | None = None) -> None:
-    """Add (or replace) an agent kind; ``arg`` names its required ``:ARG`` part, if any."""
-    AGENTS[name] = AgentKind(name, factory, help, arg)
+def register(name: str, factory: AgentFactory, help: str, arg: str | None = None, optional: bool = False) -> None:
+    """Add (or replace) an agent kind; ``arg`` names its ``:ARG`` part, if any."""
+    AGENTS[name] = AgentKind(name, factory, help, arg, optional)
 
+
+def _search_options(spec: str, arg: str | None, defaults: dict[str, int | str]) -> dict[str, int | str]:
+    """Parse ``key=value,key=value`` search options (``pimc:worlds=32``) over ``defaults``."""
+    options = dict(defaults)
+    for item in (arg or "").split(";") if arg else []:
+        key, sep, value = item.partition("=")
+        if not sep or key not in defaults:
+            raise AgentSpecError(f"bad option {item!r} in agent {spec!r}; options: {', '.join(defaults)} (key=value)")
+        if isinstance(defaults[key], int):
+            if not value.isdigit() or int(value) < 1:
+                raise AgentSpecError(f"{key} in agent {spec!r} must be a positive integer, not {value!r}")
+            options[key] = int(value)
+        else:
+            options[key] = value
+    return options
+
+
+def _pimc(cls: type[PIMC], defaults: dict[str, int | str]) -> AgentFactory:
+    def factory(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
+        options = _search_options(spec, arg, defaults)
+        try:
+            return cls(rng, worlds=int(options["worlds"]), rollout=str(options["rollout"]), spec=spec)
+        except ValueError as err:
+            raise AgentSpecError(f"agent {spec!r}: {err}") from None
+
+    return factory
+
+
+STRONGEST_HEURISTIC = "guard"
+"""The heuristic that ``heuristic`` names (the strongest, measured with ``agurk evaluate``)."""
 
 register("random", lambda spec, arg, rng: RandomAgent(rng, spec=spec), "plays a uniformly random legal card")
+for _name, _help in DESCRIPTIONS.items():
+    register(_name, lambda spec, arg, rng, name=_name: Heuristic(name, spec=spec), _help)
+register(
+    "heuristic",
+    lambda spec, arg, rng: Heuristic(STRONGEST_HEURISTIC, spec=spec),
+    f"the strongest heuristic ({STRONGEST_HEURISTIC})",
+)
+register(
+    "pimc",
+    _pimc(PIMC, {"worlds": 16, "rollout": "mixed"}),
+    "search: samples deals consistent with what is public, rolls every legal card out (default worlds=16)",
+    arg="worlds=N;rollout=shed|random|mixed",
+    optional=True,
+)
+register(
+    "oracle",
+    _pimc(Oracle, {"worlds": 16, "rollout": "mixed"}),
+    "CHEATING reference: the pimc search on the true deal (sees every hidden hand)",
+    arg="worlds=N;rollout=...",
+    optional=True,
+)
 
 
 def known() -> str:
@@ -84,7 +130,7 @@ def parse_spec(spec: str) -> tuple[AgentKind, str | None]:
     kind = AGENTS.get(name)
     if kind is None:
         raise AgentSpecError(f"unknown agent {spec!r}; known agents: {known()}")
-    if kind.arg and not arg:
+    if kind.arg and not arg and not kind.optional:
         raise AgentSpecError(f"agent {name!r} needs an argument: {kind.usage}")
     if sep and not kind.arg:
         raise AgentSpecError(f"agent {name!r} takes no argument, got {spec!r}")

@@ -23,8 +23,7 @@ from agurk_env.rules import OPTION_NAMES, PRESETS, Rules, RulesError, parse_opti
 
 PROG = "agurk"
 DEFAULT_BATCH = 1024
-"""``simulate --batch`` default: fixed (not tied to ``--matches``), so a run of N matches writes the
-first N records of any longer run with the same seed, agents and batch."""
+"""``simulate --batch`` default: ``min(--matches, 1024)`` games side by side."""
 
 
 class CliError(Exception):
@@ -110,6 +109,8 @@ def _stdout_console() -> Any:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     """Play ``--matches`` matches and write their records, one JSON object per line."""
     _positive("--matches", args.matches)
+    if args.batch is None:
+        args.batch = min(args.matches, DEFAULT_BATCH)
     _positive("--batch", args.batch)
     if args.seed < 0:
         raise CliError(f"--seed must be >= 0, not {args.seed}")
@@ -153,7 +154,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if not args.quiet:
         summary = (
             f"{matches} matches, {rounds} rounds, {plays} card plays in {seconds:.2f} s "
-            f"({matches / max(seconds, 1e-9):,.0f} matches/s; {_rules_label(args.rules, args.set)}, "
+            f"({matches / max(seconds, 1e-9):,.1f} matches/s; {_rules_label(args.rules, args.set)}, "
             f"{rules.players} players, seed {args.seed}) -> {where}"
         )
         print(summary, file=sys.stdout if path is not None else sys.stderr)
@@ -338,8 +339,8 @@ def build_parser() -> argparse.ArgumentParser:
             "\n"
             "Seeds: match m of seed S is dealt the same cards whatever --batch is; seat s's agent\n"
             "draws its randomness from numpy.random.default_rng([S, s]). The same command line\n"
-            "always writes the same file, and with the same --seed, --agents and --batch the file\n"
-            "of N matches holds the first N records of any longer run."
+            "always writes the same file; with the same --seed, --agents and --batch the file of\n"
+            "N matches holds the first N records of any longer run."
         ),
         epilog=(
             "examples:\n"
@@ -371,9 +372,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--batch",
         metavar="B",
         type=int,
-        default=DEFAULT_BATCH,
-        help=f"matches played side by side by the engine (> 0; default: {DEFAULT_BATCH}). The deals never "
-        "depend on it, but random agents' choices do: keep it fixed to reproduce a file",
+        default=None,
+        help=f"matches played side by side by the engine (> 0; default: min(N, {DEFAULT_BATCH})). The deals "
+        "never depend on it, but random agents' choices do: keep it fixed to reproduce a file",
     )
     p.add_argument(
         "--with-legal",

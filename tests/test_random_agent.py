@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from agents import AGENTS, Agent, AgentSpecError, RandomAgent, describe, make_agents, random_legal, register
+from agents.base import Decision, act_seats
 from agurk_env import engine
 from agurk_env.rules import Rules
 
@@ -37,6 +38,13 @@ def test_random_legal_is_uniform() -> None:
     assert chi2 < 20  # 4 degrees of freedom: p < 0.001
 
 
+def _decision(legal: np.ndarray) -> Decision:
+    """A decision over ``len(legal)`` games of a standard batch (the random agent reads only ``legal``)."""
+    rules = Rules(jokers=1) if legal.shape[1] == 14 else Rules()
+    state = engine.init(rules, max(len(legal), 1), seed=0)
+    return Decision(rules, state, np.arange(len(legal)), legal)
+
+
 def test_random_legal_refuses_an_empty_set() -> None:
     with pytest.raises(ValueError, match="empty"):
         random_legal(np.array([3, 0]), np.random.default_rng(0))
@@ -48,18 +56,18 @@ def test_random_agent_acts_legally(actions: int) -> None:
     legal = rng.random((500, actions)) < 0.3
     legal[np.arange(500), rng.integers(0, actions, 500)] = True
     agent = RandomAgent(np.random.default_rng(4))
-    chosen = agent.act(legal)
+    chosen = agent.act(_decision(legal))
     assert chosen.shape == (500,)
     assert legal[np.arange(500), chosen].all()
     assert agent.spec == "random"
     assert isinstance(agent, Agent)
-    assert agent.act(np.zeros((0, actions), bool)).shape == (0,)
+    assert agent.act(_decision(np.zeros((0, actions), bool))).shape == (0,)
 
 
 def test_random_agent_is_reproducible() -> None:
     legal = np.ones((64, 13), bool)
-    a = RandomAgent(np.random.default_rng(5)).act(legal)
-    b = RandomAgent(np.random.default_rng(5)).act(legal)
+    a = RandomAgent(np.random.default_rng(5)).act(_decision(legal))
+    b = RandomAgent(np.random.default_rng(5)).act(_decision(legal))
     assert (a == b).all()
 
 
@@ -68,7 +76,8 @@ def test_random_agent_plays_whole_matches_on_the_engine() -> None:
     agent = RandomAgent(np.random.default_rng(6))
     state = engine.init(rules, 64, seed=0)
     for _ in range(300):
-        state = engine.advance(rules, engine.play(rules, state, agent.act(engine.legal_mask(rules, state))))
+        actions = act_seats(rules, state, engine.legal_mask(rules, state), [agent] * rules.players)
+        state = engine.advance(rules, engine.play(rules, state, actions))
     assert state.next_match > 64
 
 
@@ -113,4 +122,5 @@ def test_registry_takes_new_kinds() -> None:
         assert any(line.startswith("test_kind:PATH") for line in describe())
     finally:
         del AGENTS["test_kind"]
-    assert describe() == ["random  plays a uniformly random legal card"]
+    assert not any(line.startswith("test_kind") for line in describe())
+    assert describe()[0].split() == ["random", "plays", "a", "uniformly", "random", "legal", "card"]

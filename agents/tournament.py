@@ -1,0 +1,371 @@
+"""Duplicate-deal tournaments: per-entry win rate, penalty, last-trick rate and a Plackett-Luce rating.
+
+``tournament(rules, ["guard", "random", "random", "random"], deals, seed)`` plays every
+deal (match number ``m`` of ``seed``, ``m < deals``) once per **rotation**: rotation
+``r`` puts entry ``i`` (its position in the list) in seat ``(i + r) % P``. All
+rotations use the same seed, so match ``m`` is dealt the same deck in each of them
+(round 1 gives seat ``s`` the same hand in every rotation; later rounds shuffle the
+same deck, dealt to the seats still in). ``deals`` counts deals: ``deals * P`` matches
+are played. The agents of rotation ``r`` are ``make_agents(rotated specs, P, seed * P + r)``,
+and seats with the same spec then share the first such seat's agent object (so it is
+asked once per step for all of them, which is faster and keeps runs reproducible).
+
+Statistics, per entry (95% percentile bootstrap over deals: deal indices are resampled
+with replacement, all rotations of a deal together, with ``np.random.default_rng([seed,
+BOOTSTRAP_TAG])``):
+
+- ``win_rate``: matches won, a win shared by ``k`` winners counting ``1/k``;
+- ``mean_penalty``: penalty points per round played (rounds after going out do not count);
+- ``last_trick_rate``: share of the rounds played in which the entry "took" the last
+  trick: under ``scoring=last_trick`` it scored a penalty in the round (so with
+  ``last_trick_ties=all`` every tied seat counts) or won the trick; under
+  ``every_trick`` it won the last trick;
+- ``rating``: a maximum-likelihood (MM algorithm) Plackett-Luce fit to the finishing
+  orders (winners first, then seats by the round they went out, latest first; seats
+  out in the same round tie, Breslow's rule), with a weak prior of one virtual win and
+  one virtual loss against a reference of rating 0 per entry (it keeps an entry that
+  never wins finite). Scale: Elo-like, ``rating = 400 * log10(strength)``, centred so
+  the entries' ratings sum to 0; an entry ``D`` points above another finishes ahead
+  of it with probability ``1 / (1 + 10 ** (-D / 400))``.
+
+The matches are played here on the batched engine (as :func:`agurk_env.simulate.simulate`
+does, and with the same agents and deals) but keep only these per-match numbers, not
+game records: building records costs about ten times the play itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, act_seats
+from agurk_env import engine
+from agurk_env.rules import Rules
+
+BOOTSTRAP_TAG = 0xB007
+"""Second word of the bootstrap generator's seed (so it never shares a stream with an agent)."""
+RATING_SCALE = 400.0 / np.log(10.0)
+"""Rating points per unit of log-strength (Elo's scale)."""
+_WIN_KEY = 1 << 30  # place key of the winners: above every round number
+
+
+@dataclass
+class SeatStats:
+    """Per-match numbers of one run, by seat; arrays indexed ``[match, seat]``."""
+
+    win: np.ndarray  # (N, P) float: 1/k for each of k winners, else 0
+    penalty: np.ndarray  # (N, P) int: penalty points over the match
+    rounds: np.ndarray  # (N, P) int: rounds the seat played
+    last: np.ndarray  # (N, P) int: rounds in which the seat took the last trick
+    place: np.ndarray  # (N, P) int: finishing level, 0 = winners, ties share a level
+    hands: np.ndarray  # (N, P, A) int8: round-1 hands (to check that deals are duplicates)
+
+    def rotate(self, r: int) -> SeatStats:
+        """The same numbers by entry for rotation ``r`` (entry ``i`` sat in seat ``(i + r) % P``)."""
+        cols = (np.arange(self.win.shape[1]) + r) % self.win.shape[1]
+        return SeatStats(*(getattr(self, f)[:, cols] for f in ("win", "penalty", "rounds", "last", "place", "hands")))
+
+
+def places(winners: np.ndarray, out_round: np.ndarray) -> np.ndarray:
+    """``(M, P)`` finishing levels: 0 for the winners, then by the round a seat went out, latest first.
+
+    ``out_round`` is the round number a seat went out in (``-1``: never). Seats with the
+    same key share a level; levels are dense (0, 1, 2, ...).
+    """
+    key = np.where(winners, _WIN_KEY, out_round)
+    ordered = -np.sort(-key, axis=1)
+    first = np.ones(ordered.shape, bool)
+    first[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    return ((ordered[:, None, :] > key[:, :, None]) & first[:, None, :]).sum(2)
+
+
+def play_matches(
+    rules: Rules,
+    agents: Sequence[Agent],
+    n_matches: int,
+    seed: int,
+    batch: int = 1024,
+    progress: Callable[[int], Any] | None = None,
+) -> SeatStats:
+    """Play matches ``0..n_matches-1`` of ``seed`` with one agent per seat; return their :class:`SeatStats`.
+
+    The loop is :func:`agurk_env.simulate.simulate`'s (same deals, same agent calls)
+    without the records; near the end, slots that hold matches numbered ``n_matches``
+    or more are dropped from the batch. ``progress(n_done)`` is called as matches end.
+    """
+    if len(agents) != rules.players:
+        raise ValueError(f"need one agent per seat ({rules.players}), got {len(agents)}")
+    if n_matches < 1 or batch < 1:
+        raise ValueError(f"n_matches and batch must be >= 1, not {n_matches} and {batch}")
+    sp = engine.spec(rules)
+    n, p, h, a = n_matches, sp.players, sp.hand_size, sp.actions
+    batch = min(batch, n)
+    every_trick = rules.scoring == "every_trick"
+    res = SeatStats(
+        win=np.zeros((n, p)),
+        penalty=np.zeros((n, p), np.int64),
+        rounds=np.zeros((n, p), np.int64),
+        last=np.zeros((n, p), np.int64),
+        place=np.zeros((n, p), np.int64),
+        hands=np.zeros((n, p, a), np.int8),
+    )
+    state = engine.init(rules, batch, seed)
+    res.hands[state.match_id] = state.hands
+    penalty = np.zeros((batch, p), np.int64)
+    rounds = np.zeros((batch, p), np.int64)
+    last = np.zeros((batch, p), np.int64)
+    out_round = np.full((batch, p), -1, np.int64)
+    done = 0
+    while True:
+        legal = engine.unpack(engine.legal_bits(rules, state), a)
+        state = engine.play(rules, state, act_seats(rules, state, legal, agents))
+        ended = np.flatnonzero(state.round_over)
+        if not ended.size:
+            continue
+        pen = state.round_penalty[ended].astype(np.int64)
+        penalty[ended] += pen
+        rounds[ended] += state.tricks[ended, 0, :] >= 0
+        took = np.zeros((ended.size, p), bool)
+        took[np.arange(ended.size), state.trick_winner[ended, h - 1]] = True
+        if not every_trick:
+            took |= pen > 0
+        last[ended] += took
+        out_round[ended] = np.where(state.out_now[ended], state.round_no[ended, None], out_round[ended])
+        over = np.flatnonzero(state.match_over)
+        if over.size:
+            ids = state.match_id[over]
+            keep, ids = over[ids < n], ids[ids < n]
+            winners = state.winners[keep]
+            res.win[ids] = winners / winners.sum(1, keepdims=True)
+            res.penalty[ids], res.rounds[ids], res.last[ids] = penalty[keep], rounds[keep], last[keep]
+            res.place[ids] = places(winners, out_round[keep])
+            for acc in (penalty, rounds, last):
+                acc[over] = 0
+            out_round[over] = -1
+            done += ids.size
+            if progress is not None and ids.size:
+                progress(done)
+            if done >= n:
+                return res
+        state = engine.advance(rules, state)
+        if over.size:
+            new = over[state.match_id[over] < n]
+            res.hands[state.match_id[new]] = state.hands[new]
+            spare = state.match_id >= n
+            if spare.sum() * 4 >= state.batch:  # the tail: drop the slots no longer needed
+                live = np.flatnonzero(~spare)
+                state = state.take(live)
+                penalty, rounds, last, out_round = penalty[live], rounds[live], last[live], out_round[live]
+
+
+def agent_seed(seed: int, players: int, rotation: int) -> int:
+    """The ``make_agents`` seed of rotation ``rotation``: ``seed * players + rotation`` (one per run)."""
+    return seed * players + rotation
+
+
+# ----------------------------------------------------------------------------- statistics
+
+
+@dataclass
+class Stages:
+    """The Plackett-Luce choice stages of a set of finishing orders, compressed to distinct stages.
+
+    A stage is one level of one finishing order (all but the last level): its ``chosen``
+    entries finish ahead of the rest of its ``risk`` set (the entries not yet placed).
+    """
+
+    chosen: np.ndarray  # (S, E) bool
+    risk: np.ndarray  # (S, E) bool
+    counts: np.ndarray  # (N, S) float: how often each deal contains each stage
+
+
+def stages(place: np.ndarray, deal: np.ndarray, n_deals: int) -> Stages:
+    """Compress finishing levels ``(M, E)`` of matches from deals ``deal`` ``(M,)`` into :class:`Stages`."""
+    m, e = place.shape
+    bits = 1 << np.arange(e)
+    level = np.arange(e)[None, :, None]  # (1, L, 1)
+    chosen = place[:, None, :] == level  # (M, L, E)
+    risk = place[:, None, :] >= level
+    active = chosen.any(2) & (place[:, None, :] > level).any(2)  # a level with someone below it
+    code = (risk @ bits) * (1 << e) + chosen @ bits  # (M, L)
+    codes, col = np.unique(code[active], return_inverse=True)
+    deal_of = np.broadcast_to(deal[:, None], active.shape)[active]
+    counts = np.bincount(deal_of * codes.size + col, minlength=n_deals * codes.size).reshape(n_deals, codes.size)
+    members = ((codes[:, None] >> np.arange(2 * e)) & 1).astype(bool)
+    return Stages(members[:, :e], members[:, e:], counts.astype(np.float64))
+
+
+def fit_plackett_luce(
+    chosen: np.ndarray, risk: np.ndarray, weights: np.ndarray, tol: float = 1e-9, max_iter: int = 5000
+) -> np.ndarray:
+    """Log-strengths ``(R, E)`` for ``R`` weightings ``(R, S)`` of the stages, by the MM algorithm.
+
+    Maximizes ``sum_s w_s [sum_{i in C_s} theta_i - |C_s| log sum_{j in R_s} exp(theta_j)]``
+    plus, per entry, one virtual win and one virtual loss against a reference of
+    log-strength 0 (Hunter 2004's MM update with Breslow ties). All ``R`` fits run at once.
+    """
+    chosen_f, risk_f = chosen.astype(np.float64), risk.astype(np.float64)
+    size = chosen_f.sum(1)
+    wins = weights @ chosen_f + 1.0  # (R, E)
+    gamma = np.ones_like(wins)
+    for _ in range(max_iter):
+        total = gamma @ risk_f.T  # (R, S)
+        denom = (weights * size / np.maximum(total, 1e-300)) @ risk_f + 2.0 / (gamma + 1.0)
+        new = wins / denom
+        change = np.abs(np.log(new) - np.log(gamma)).max()
+        gamma = new
+        if change < tol:
+            break
+    return np.log(gamma)
+
+
+def ratings(theta: np.ndarray) -> np.ndarray:
+    """Log-strengths to Elo-like ratings centred on the entries' mean (see :data:`RATING_SCALE`)."""
+    return RATING_SCALE * (theta - theta.mean(-1, keepdims=True))
+
+
+@dataclass
+class EntryStats:
+    """One entry's statistics and their 95% bootstrap intervals."""
+
+    spec: str
+    win_rate: float
+    win_rate_ci: tuple[float, float]
+    mean_penalty: float
+    mean_penalty_ci: tuple[float, float]
+    last_trick_rate: float
+    last_trick_rate_ci: tuple[float, float]
+    rating: float
+    rating_ci: tuple[float, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (intervals as ``[low, high]`` lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
+
+
+def summarize(
+    specs: Sequence[str], by_rotation: Sequence[SeatStats], seed: int, resamples: int = 1000
+) -> list[EntryStats]:
+    """Per-entry statistics from each rotation's :class:`SeatStats` (already by entry, see ``rotate``)."""
+    n, e = by_rotation[0].win.shape
+    win = sum(s.win for s in by_rotation) / len(by_rotation)  # (N, E) per deal
+    penalty = sum(s.penalty for s in by_rotation).astype(np.float64)
+    rounds = sum(s.rounds for s in by_rotation).astype(np.float64)
+    last = sum(s.last for s in by_rotation).astype(np.float64)
+    place = np.concatenate([s.place for s in by_rotation])
+    st = stages(place, np.tile(np.arange(n), len(by_rotation)), n)
+    table = np.concatenate([win, penalty, rounds, last, st.counts], axis=1)  # (N, 4E + S)
+
+    def estimates(sums: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        """``(R, 4, E)``: win rate, mean penalty, last-trick rate, rating from column sums ``(R, 4E + S)``."""
+        w, pen, rnd, lst = (sums[:, i * e : (i + 1) * e] for i in range(4))
+        return np.stack([w / n, pen / rnd, lst / rnd, ratings(theta)], axis=1)
+
+    full = table.sum(0, keepdims=True)
+    point = estimates(full, fit_plackett_luce(st.chosen, st.risk, full[:, 4 * e :]))[0]
+    rng = np.random.default_rng([seed, BOOTSTRAP_TAG])
+    boot = []
+    chunk = max(1, min(resamples, 2_000_000 // max(n, 1)))
+    for start in range(0, resamples, chunk):
+        r = min(chunk, resamples - start)
+        picks = rng.integers(0, n, size=(r, n)) + (np.arange(r) * n)[:, None]
+        counts = np.bincount(picks.ravel(), minlength=r * n).reshape(r, n).astype(np.float64)
+        sums = counts @ table
+        boot.append(estimates(sums, fit_plackett_luce(st.chosen, st.risk, sums[:, 4 * e :])))
+    low, high = np.percentile(np.concatenate(boot), [2.5, 97.5], axis=0)
+    out = []
+    for i, spec in enumerate(specs):
+        ci = [(float(low[k, i]), float(high[k, i])) for k in range(4)]
+        out.append(
+            EntryStats(
+                spec, float(point[0, i]), ci[0], float(point[1, i]), ci[1],
+                float(point[2, i]), ci[2], float(point[3, i]), ci[3],
+            )  # fmt: skip
+        )
+    return out
+
+
+# ----------------------------------------------------------------------------- tournament
+
+
+@dataclass
+class TournamentResult:
+    """A finished tournament: its settings, the per-entry statistics and the raw per-rotation numbers."""
+
+    rules: Rules
+    specs: list[str]
+    seed: int
+    deals: int
+    batch: int
+    resamples: int
+    entries: list[EntryStats]
+    by_rotation: list[SeatStats]
+    """Per rotation, the per-match numbers by entry (``rotate``-d), for tests and further analysis."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` object: ``rules``, ``seed``, ``matches`` (deals), ``entries`` and the run's settings."""
+        p = self.rules.players
+        return {
+            "rules": self.rules.to_dict(),
+            "seed": self.seed,
+            "matches": self.deals,
+            "deals": self.deals,
+            "rotations": p,
+            "matches_played": self.deals * p,
+            "batch": self.batch,
+            "bootstrap_resamples": self.resamples,
+            "rating_scale": "Elo-like: 400*log10(Plackett-Luce strength), centred to sum 0",
+            "entries": [{"entry": i, **e.to_dict()} for i, e in enumerate(self.entries)],
+        }
+
+
+def share(agents: Sequence[Agent]) -> list[Agent]:
+    """Seats with the same spec share one agent object (the first such seat's): one call per step."""
+    first: dict[str, Agent] = {}
+    return [first.setdefault(agent.spec, agent) for agent in agents]
+
+
+def parse_entries(spec_string: str, players: int) -> list[str]:
+    """Split ``SPEC,SPEC,...``; raise ``ValueError`` unless there is exactly one non-empty spec per seat."""
+    specs = [s.strip() for s in spec_string.split(",")]
+    if any(not s for s in specs):
+        raise ValueError(f"empty agent spec in {spec_string!r}")
+    if len(specs) != players:
+        raise ValueError(f"--agents needs exactly one spec per seat: {len(specs)} given for {players} players")
+    return specs
+
+
+def tournament(
+    rules: Rules,
+    specs: Sequence[str],
+    deals: int,
+    seed: int,
+    batch: int = 1024,
+    resamples: int = 1000,
+    progress: Callable[[int], Any] | None = None,
+) -> TournamentResult:
+    """Play ``deals`` duplicate deals in every rotation of ``specs`` (one per seat) and summarize.
+
+    ``progress(n_done)`` counts matches over all rotations (``deals * players`` in all).
+    Agent specs are checked (``agents.registry.AgentSpecError``) before anything is played.
+    """
+    from agents.registry import make_agents
+
+    p = rules.players
+    specs = list(specs)
+    if len(specs) != p:
+        raise ValueError(f"need exactly one spec per seat: {len(specs)} given for {p} players")
+    if deals < 1 or resamples < 1:
+        raise ValueError(f"deals and resamples must be >= 1, not {deals} and {resamples}")
+    make_agents(",".join(specs), p, agent_seed(seed, p, 0))  # report a bad spec before playing
+    by_rotation = []
+    for r in range(p):
+        seated = [specs[(s - r) % p] for s in range(p)]  # entry i sits in seat (i + r) % p
+        agents = share(make_agents(",".join(seated), p, agent_seed(seed, p, r)))
+        step = None if progress is None else (lambda n_done, base=r * deals: progress(base + n_done))
+        by_rotation.append(play_matches(rules, agents, deals, seed, batch=batch, progress=step).rotate(r))
+    entries = summarize(specs, by_rotation, seed, resamples)
+    return TournamentResult(rules, specs, seed, deals, batch, resamples, entries, by_rotation)

@@ -1,0 +1,133 @@
+"""Game records (RULES.md "Game records") built from the batched engine's states.
+
+A :class:`Recorder` watches a batch as it is played: call :meth:`Recorder.before_play`
+with each step's legal card sets (only needed for records with ``legal`` lists), and
+:meth:`Recorder.after_play` after :func:`~agurk_env.engine.play` and before
+:func:`~agurk_env.engine.advance`. Finished rounds and matches are found with one
+array test per step; only a finished round is turned into Python dicts.
+
+A record is the RULES.md object plus one key, ``"match"``: the match number of the
+seed, so ``(seed, match)`` names the deals of a record.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agurk_env import engine
+from agurk_env.rules import CARDS, Rules
+
+_NAMES: tuple[str, ...] = (*CARDS, "")  # index -1 ("no card") never reaches a record
+
+
+def card_names(bits: int) -> list[str]:
+    """The card names of a card-set bitmask, in action order (a fresh list)."""
+    return [CARDS[c] for c in engine.KTH_MEMBER[bits, : engine.SET_SIZE[bits]].tolist()]
+
+
+class Recorder:
+    """Turns the states of a batch of ``batch`` games into match records, one per finished match.
+
+    ``agents`` holds one spec string per seat; ``with_legal`` adds to every trick a
+    ``legal`` list: the legal card names of each play, in playing order.
+    """
+
+    def __init__(self, rules: Rules, batch: int, agents: list[str], with_legal: bool = False) -> None:
+        if len(agents) != rules.players:
+            raise ValueError(f"need one agent spec per seat ({rules.players}), got {len(agents)}")
+        self.rules = rules
+        self.batch = batch
+        self.agents = [str(a) for a in agents]
+        self.with_legal = with_legal
+        self._rules_dict = rules.to_dict()
+        self._rounds: list[list[dict[str, Any]]] = [[] for _ in range(batch)]
+        h, p = rules.hand_size, rules.players
+        self._legal = np.zeros((batch, h, p), np.int64) if with_legal else None
+        self._legal_names: dict[int, list[str]] = {}
+
+    def before_play(self, state: engine.State, legal_bits: np.ndarray) -> None:
+        """Remember the legal card set ``(B,)`` of every player to move (only when ``with_legal``)."""
+        if self._legal is None:
+            return
+        _, h, p = self._legal.shape
+        slot = (np.arange(state.batch) * h + state.trick_no) * p + state.cur
+        self._legal.reshape(-1)[slot] = legal_bits
+
+    def after_play(self, state: engine.State) -> list[dict[str, Any]]:
+        """Record the rounds that just ended; return the records of the matches that just ended.
+
+        Call after :func:`engine.play` and before :func:`engine.advance`; a finished
+        match's slot starts afresh for the match that ``advance`` deals into it.
+        """
+        ended = np.flatnonzero(state.round_over)
+        if not ended.size:
+            return []
+        for g, rnd in zip(ended.tolist(), self._rounds_of(state, ended), strict=True):
+            self._rounds[g].append(rnd)
+        over = np.flatnonzero(state.match_over)
+        records = []
+        for g in over.tolist():
+            records.append(
+                {
+                    "rules": dict(self._rules_dict),
+                    "seed": int(state.seed),
+                    "match": int(state.match_id[g]),
+                    "agents": list(self.agents),
+                    "rounds": self._rounds[g],
+                    "winners": np.flatnonzero(state.winners[g]).tolist(),
+                }
+            )
+            self._rounds[g] = []
+        return records
+
+    def _rounds_of(self, state: engine.State, idx: np.ndarray) -> list[dict[str, Any]]:
+        """The round dicts of games ``idx``, whose rounds just ended."""
+        p = self.rules.players
+        tricks = state.tricks[idx]  # (k, H, P) card of each seat; -1 for seats out
+        leader = state.trick_leader[idx].astype(np.int64)  # (k, H)
+        order = (leader[:, :, None] + np.arange(p)) % p  # seats clockwise from the leader
+        cards = np.take_along_axis(tricks, order, axis=2)
+        hands = np.sort(tricks, axis=1).transpose(0, 2, 1)  # (k, P, H) every card each seat played
+        legal = np.take_along_axis(self._legal[idx], order, axis=2).tolist() if self._legal is not None else None
+        winners = state.trick_winner[idx].tolist()
+        penalties = state.round_penalty[idx].tolist()
+        scores = state.scores[idx].tolist()
+        lives = state.lives[idx].tolist() if self.rules.lives else None
+        out = state.out_now[idx]
+        rebought = state.rebought_now[idx]
+        dealer = state.dealer[idx].tolist()
+        order_l, cards_l, hands_l, leader_l = order.tolist(), cards.tolist(), hands.tolist(), leader.tolist()
+        rounds = []
+        for i in range(idx.size):
+            trick_dicts = []
+            for t, (seats, played) in enumerate(zip(order_l[i], cards_l[i], strict=True)):
+                trick: dict[str, Any] = {
+                    "leader": leader_l[i][t],
+                    "plays": [[s, _NAMES[c]] for s, c in zip(seats, played, strict=True) if c >= 0],
+                    "winner": winners[i][t],
+                }
+                if legal is not None:
+                    trick["legal"] = [self._names(b) for b, c in zip(legal[i][t], played, strict=True) if c >= 0]
+                trick_dicts.append(trick)
+            rnd: dict[str, Any] = {
+                "dealer": dealer[i],
+                "hands": [[_NAMES[c] for c in hand if c >= 0] for hand in hands_l[i]],
+                "tricks": trick_dicts,
+                "penalties": penalties[i],
+                "scores": scores[i],
+            }
+            if lives is not None:
+                rnd["lives"] = lives[i]
+            rnd["out"] = np.flatnonzero(out[i]).tolist()
+            rnd["rebought"] = np.flatnonzero(rebought[i]).tolist()
+            rounds.append(rnd)
+        return rounds
+
+    def _names(self, bits: int) -> list[str]:
+        """Card names of a legal set, cached per bitmask (a fresh list each time)."""
+        names = self._legal_names.get(bits)
+        if names is None:
+            names = self._legal_names[bits] = card_names(bits)
+        return list(names)
