@@ -133,7 +133,7 @@ def evaluate(
         over = st.round_over & np.isnan(utility)
         if over.any():
             pen = st.round_penalty[rows, mover]
-            pen = (pen > 0) if rules.lives else pen
+            pen = (pen > 0).astype(float) if rules.lives else pen
             out = st.out_now[rows, mover]
             others = st.out_now.sum(1) - out
             value = -pen / scale - OUT_COST * out + OTHERS_OUT_GAIN * others

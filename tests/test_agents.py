@@ -1,0 +1,106 @@
+"""Heuristics, PIMC and the oracle: legal play under every preset, no peeking, consistent worlds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.base import Decision, act_seats, decide
+from agents.heuristics import STRATEGIES, Heuristic
+from agents.pimc import PIMC, Oracle, cards_left, sample_worlds
+from agurk_env import engine
+from agurk_env.rules import PRESETS, Rules
+
+
+def _midround_states(rules: Rules, batch: int, steps: int, seed: int = 0) -> engine.State:
+    """A batch advanced ``steps`` random plays into its matches."""
+    rng = np.random.default_rng(seed)
+    state = engine.init(rules, batch, seed)
+    for _ in range(steps):
+        bits = engine.legal_bits(rules, state)
+        k = (rng.random(batch) * engine.SET_SIZE[bits]).astype(np.int64)
+        state = engine.advance(rules, engine.play(rules, state, engine.KTH_MEMBER[bits, k]))
+    return state
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_agent_plays_legally_under_every_preset(preset: str) -> None:
+    rules = Rules.preset(preset, players=5)
+    rng = np.random.default_rng(1)
+    seats = [Heuristic(name) for name in STRATEGIES] + [PIMC(rng, worlds=2)]
+    state = engine.init(rules, 32, seed=3)
+    for _ in range(60):  # act_seats raises on any illegal card
+        legal = engine.legal_mask(rules, state)
+        state = engine.advance(rules, engine.play(rules, state, act_seats(rules, state, legal, seats)))
+
+
+def test_public_view_hides_every_hand_but_the_movers() -> None:
+    rules = Rules.preset("standard")
+    state = _midround_states(rules, 16, 9)
+    d = Decision(rules, state, np.arange(16), engine.legal_mask(rules, state))
+    rows = np.arange(16)
+    assert (d.public.hands[rows, state.cur] == state.hands[rows, state.cur]).all()
+    others = np.ones((16, rules.players), bool)
+    others[rows, state.cur] = False
+    assert (d.public.hands[others] == 0).all()
+    with pytest.raises(PermissionError):
+        _ = d.truth
+
+
+def _swap_hidden(rules: Rules, state: engine.State) -> engine.State:
+    """The same games with the two opponents after the mover swapping hands (hidden information only)."""
+    hands = state.hands.copy()
+    rows = np.arange(state.batch)
+    a = (state.cur + 1) % rules.players
+    b = (state.cur + 2) % rules.players
+    ha, hb = hands[rows, a].copy(), hands[rows, b].copy()
+    same_size = ha.sum(1) == hb.sum(1)
+    hands[rows[same_size], a[same_size]] = hb[same_size]
+    hands[rows[same_size], b[same_size]] = ha[same_size]
+    return state._replace(hands=hands, void=np.zeros_like(state.void))
+
+
+@pytest.mark.parametrize("name", ["guard", "counter", "pimc"])
+def test_fair_agents_do_not_depend_on_hidden_cards(name: str) -> None:
+    rules = Rules.preset("standard")
+    state = _midround_states(rules, 64, 1)  # one card into the round: hands still the same size
+    state = state._replace(void=np.zeros_like(state.void))
+    other = _swap_hidden(rules, state)
+    assert not (other.hands == state.hands).all()
+    legal = engine.legal_mask(rules, state)
+    assert (legal == engine.legal_mask(rules, other)).all()
+    games = np.arange(64)
+
+    def agent():
+        return Heuristic(name) if name != "pimc" else PIMC(np.random.default_rng(7), worlds=4)
+
+    assert (decide(agent(), rules, state, games, legal) == decide(agent(), rules, other, games, legal)).all()
+
+
+@pytest.mark.parametrize("preset", ["standard", "jokers", "twos", "lives"])
+@pytest.mark.parametrize("players", [3, 8])
+def test_sampled_worlds_are_consistent_with_what_is_public(preset: str, players: int) -> None:
+    rules = Rules.preset(preset, players=players, hand_size=min(7, 52 // players))
+    state = _midround_states(rules, 48, 11, seed=players)
+    state = state.take(np.flatnonzero(~state.round_over))
+    d = Decision(rules, state, np.arange(state.batch), engine.legal_mask(rules, state))
+    worlds = sample_worlds(rules, d.public, 5, np.random.default_rng(0))
+    game = np.repeat(np.arange(state.batch), 5)
+    rows = np.arange(game.size)
+    assert (worlds.hands[rows, state.cur[game]] == state.hands[game, state.cur[game]]).all()  # own hand kept
+    assert (worlds.hands.sum(2) == cards_left(rules, state)[game]).all()  # hand sizes are public
+    assert (worlds.hands.sum(2) == state.hands.sum(2)[game]).all()
+    played = np.stack([(state.tricks == c).sum((1, 2)) for c in range(rules.num_actions)], 1)
+    in_deck = np.bincount(engine.spec(rules).deck, minlength=rules.num_actions)
+    assert (worlds.hands.sum(1) + played[game] <= in_deck).all()  # never more copies than the deck has
+    held = engine.pack(worlds.hands > 0)
+    respected = (held & worlds.void) == 0
+    assert respected.mean() > 0.99  # voids are only dropped when a world cannot meet them
+
+
+def test_oracle_reads_the_truth_and_beats_nothing_illegal() -> None:
+    rules = Rules.preset("standard")
+    state = _midround_states(rules, 32, 5)
+    legal = engine.legal_mask(rules, state)
+    actions = decide(Oracle(np.random.default_rng(0), worlds=2), rules, state, np.arange(32), legal)
+    assert legal[np.arange(32), actions].all()
