@@ -43,7 +43,7 @@ class Decision:
         sub = self._state.take(self.games)
         keep = np.zeros(sub.hands.shape[:2], bool)
         keep[np.arange(len(self)), sub.cur] = True
-        return sub._replace(hands=np.where(keep[:, :, None], sub.hands, 0).astype(np.int8))
+        return engine.set_hands(self.rules, sub, np.where(keep[:, :, None], sub.hands, 0))
 
     @cached_property
     def obs(self) -> np.ndarray:

@@ -111,7 +111,7 @@ def sample_worlds(rules: Rules, public: engine.State, worlds: int, rng: np.rando
         hands[rows, seat] += got
     base = public.take(game)
     hands[rows, mover[game]] = own[game]
-    return base._replace(hands=hands.astype(np.int8))
+    return engine.set_hands(rules, base, hands)
 
 
 def evaluate(

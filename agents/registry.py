@@ -112,6 +112,31 @@ register(
 )
 
 
+def _ppo(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
+    """``ppo:PATH`` (greedy) or ``ppo:PATH;sample``: a training checkpoint (or run folder) as an agent."""
+    path, _, mode = (arg or "").partition(";")
+    if mode not in ("", "greedy", "sample"):
+        raise AgentSpecError(f"agent {spec!r}: the mode after ';' must be greedy or sample, not {mode!r}")
+    try:
+        from training.model import CheckpointError, PolicyAgent
+    except ImportError as e:  # torch is an optional dependency
+        raise AgentSpecError(f"agent {spec!r} needs torch: pip install 'agurk-rl[rl]' ({e.name} missing)") from None
+    try:
+        agent = PolicyAgent.from_path(path, rng, greedy=mode != "sample")
+    except CheckpointError as e:
+        raise AgentSpecError(f"agent {spec!r}: {e}") from None
+    agent.spec = spec
+    return agent
+
+
+register(
+    "ppo",
+    _ppo,
+    "a trained policy: a checkpoint file or run folder from 'agurk train' (greedy; ';sample' draws from it)",
+    arg="PATH[;sample]",
+)
+
+
 def known() -> str:
     """Return the known specs, comma-separated (for error messages)."""
     return ", ".join(kind.usage for kind in AGENTS.values())

@@ -20,7 +20,7 @@ BOOTSTRAP_TAG])``):
   trick: under ``scoring=last_trick`` it scored a penalty in the round (so with
   ``last_trick_ties=all`` every tied seat counts) or won the trick; under
   ``every_trick`` it won the last trick;
-- ``rating``: a maximum-likelihood (MM algorithm) Plackett-Luce fit to the finishing
+- ``rating``: a maximum-likelihood (damped Newton) Plackett-Luce fit to the finishing
   orders (winners first, then seats by the round they went out, latest first; seats
   out in the same round tie, Breslow's rule), with a weak prior of one virtual win and
   one virtual loss against a reference of rating 0 per entry (it keeps an entry that
@@ -184,7 +184,7 @@ class Stages:
 
 def stages(place: np.ndarray, deal: np.ndarray, n_deals: int) -> Stages:
     """Compress finishing levels ``(M, E)`` of matches from deals ``deal`` ``(M,)`` into :class:`Stages`."""
-    m, e = place.shape
+    e = place.shape[1]
     bits = 1 << np.arange(e)
     level = np.arange(e)[None, :, None]  # (1, L, 1)
     chosen = place[:, None, :] == level  # (M, L, E)
@@ -198,28 +198,58 @@ def stages(place: np.ndarray, deal: np.ndarray, n_deals: int) -> Stages:
     return Stages(members[:, :e], members[:, e:], counts.astype(np.float64))
 
 
-def fit_plackett_luce(
-    chosen: np.ndarray, risk: np.ndarray, weights: np.ndarray, tol: float = 1e-9, max_iter: int = 5000
-) -> np.ndarray:
-    """Log-strengths ``(R, E)`` for ``R`` weightings ``(R, S)`` of the stages, by the MM algorithm.
+def _pl_objective(theta: np.ndarray, chosen: np.ndarray, risk: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``(R,)`` penalized Plackett-Luce log-likelihood of log-strengths ``theta`` ``(R, E)``."""
+    size = chosen.sum(1)
+    top = theta.max(1, keepdims=True)
+    log_total = np.log(np.exp(theta - top) @ risk.T) + top  # (R, S)
+    ll = (weights * (theta @ chosen.T - size * log_total)).sum(1)
+    return ll + (theta - 2.0 * np.logaddexp(0.0, theta)).sum(1)
 
-    Maximizes ``sum_s w_s [sum_{i in C_s} theta_i - |C_s| log sum_{j in R_s} exp(theta_j)]``
-    plus, per entry, one virtual win and one virtual loss against a reference of
-    log-strength 0 (Hunter 2004's MM update with Breslow ties). All ``R`` fits run at once.
+
+def fit_plackett_luce(
+    chosen: np.ndarray, risk: np.ndarray, weights: np.ndarray, tol: float = 1e-9, max_iter: int = 100
+) -> np.ndarray:
+    """Log-strengths ``(R, E)`` maximizing the penalized likelihood of ``R`` weightings ``(R, S)`` of the stages.
+
+    The objective is ``sum_s w_s [sum_{i in C_s} theta_i - |C_s| log sum_{j in R_s} exp(theta_j)]``
+    (Plackett-Luce with Breslow's rule for ties) plus, per entry, one virtual win and one
+    virtual loss against a reference of log-strength 0, which makes it strictly concave.
+    Damped Newton steps (halved until the objective does not fall), all ``R`` fits at once.
     """
     chosen_f, risk_f = chosen.astype(np.float64), risk.astype(np.float64)
     size = chosen_f.sum(1)
-    wins = weights @ chosen_f + 1.0  # (R, E)
-    gamma = np.ones_like(wins)
+    r, e = weights.shape[0], chosen.shape[1]
+    wins = weights @ chosen_f + 1.0  # (R, E): stage wins plus the virtual win
+    ws = weights * size  # (R, S)
+    theta = np.zeros((r, e))
+    value = _pl_objective(theta, chosen_f, risk_f, weights)
+    eye = np.eye(e)
     for _ in range(max_iter):
-        total = gamma @ risk_f.T  # (R, S)
-        denom = (weights * size / np.maximum(total, 1e-300)) @ risk_f + 2.0 / (gamma + 1.0)
-        new = wins / denom
-        change = np.abs(np.log(new) - np.log(gamma)).max()
-        gamma = new
-        if change < tol:
+        gamma = np.exp(theta - theta.max(1, keepdims=True))
+        share = risk_f[None] * gamma[:, None, :]  # (R, S, E)
+        share /= share.sum(2, keepdims=True)
+        prior = 1.0 / (1.0 + np.exp(-theta))  # virtual games: d/dtheta of -2 log(1 + e^theta)
+        weighted = share * ws[:, :, None]
+        expected = weighted.sum(1)  # (R, E) expected stage wins
+        grad = wins - expected - 2.0 * prior
+        hess = weighted.transpose(0, 2, 1) @ share - expected[:, :, None] * eye
+        hess -= (2.0 * prior * (1.0 - prior))[:, :, None] * eye
+        step = -np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+        t = np.ones((r, 1))
+        for _ in range(40):
+            trial = _pl_objective(theta + t * step, chosen_f, risk_f, weights)
+            worse = trial < value - 1e-12 * np.abs(value)
+            if not worse.any():
+                break
+            t[worse] *= 0.5
+        else:
+            t[worse] = 0.0  # no ascent found along the step: stay
+            trial = np.where(worse, value, trial)
+        theta, value = theta + t * step, trial
+        if np.abs(t * step).max() < tol:
             break
-    return np.log(gamma)
+    return theta
 
 
 def ratings(theta: np.ndarray) -> np.ndarray:
@@ -268,7 +298,7 @@ def summarize(
     point = estimates(full, fit_plackett_luce(st.chosen, st.risk, full[:, 4 * e :]))[0]
     rng = np.random.default_rng([seed, BOOTSTRAP_TAG])
     boot = []
-    chunk = max(1, min(resamples, 2_000_000 // max(n, 1)))
+    chunk = max(1, min(resamples, 4_000_000 // max(n, st.chosen.size)))
     for start in range(0, resamples, chunk):
         r = min(chunk, resamples - start)
         picks = rng.integers(0, n, size=(r, n)) + (np.arange(r) * n)[:, None]
@@ -278,13 +308,11 @@ def summarize(
     low, high = np.percentile(np.concatenate(boot), [2.5, 97.5], axis=0)
     out = []
     for i, spec in enumerate(specs):
-        ci = [(float(low[k, i]), float(high[k, i])) for k in range(4)]
-        out.append(
-            EntryStats(
-                spec, float(point[0, i]), ci[0], float(point[1, i]), ci[1],
-                float(point[2, i]), ci[2], float(point[3, i]), ci[3],
-            )  # fmt: skip
-        )
+        values = {}
+        for k, name in enumerate(("win_rate", "mean_penalty", "last_trick_rate", "rating")):
+            values[name] = float(point[k, i])
+            values[f"{name}_ci"] = (float(low[k, i]), float(high[k, i]))
+        out.append(EntryStats(spec=spec, **values))
     return out
 
 
@@ -338,6 +366,43 @@ def parse_entries(spec_string: str, players: int) -> list[str]:
     return specs
 
 
+def play_rotation(
+    rules: Rules,
+    specs: Sequence[str],
+    rotation: int,
+    deals: int,
+    seed: int,
+    batch: int,
+    progress: Callable[[int], Any] | None = None,
+) -> SeatStats:
+    """Play rotation ``rotation`` of a tournament: its :class:`SeatStats`, by entry."""
+    from agents.registry import make_agents
+
+    p = rules.players
+    seated = [specs[(s - rotation) % p] for s in range(p)]  # entry i sits in seat (i + rotation) % p
+    agents = share(make_agents(",".join(seated), p, agent_seed(seed, p, rotation)))
+    return play_matches(rules, agents, deals, seed, batch=batch, progress=progress).rotate(rotation)
+
+
+_DONE: Any = None  # in a worker process: the shared per-rotation count of finished matches
+
+
+def _init_worker(done: Any) -> None:
+    global _DONE
+    _DONE = done
+
+
+def _worker_rotation(rules: Rules, specs: list[str], rotation: int, deals: int, seed: int, batch: int) -> SeatStats:
+    def report(n_done: int) -> None:
+        _DONE[rotation] = n_done
+
+    return play_rotation(rules, specs, rotation, deals, seed, batch, report)
+
+
+PARALLEL_MIN_MATCHES = 4000
+"""Tournaments with fewer matches than this (deals x players) run in one process, whatever ``workers``."""
+
+
 def tournament(
     rules: Rules,
     specs: Sequence[str],
@@ -346,11 +411,14 @@ def tournament(
     batch: int = 1024,
     resamples: int = 1000,
     progress: Callable[[int], Any] | None = None,
+    workers: int = 1,
 ) -> TournamentResult:
     """Play ``deals`` duplicate deals in every rotation of ``specs`` (one per seat) and summarize.
 
     ``progress(n_done)`` counts matches over all rotations (``deals * players`` in all).
-    Agent specs are checked (``agents.registry.AgentSpecError``) before anything is played.
+    With ``workers > 1`` (and at least :data:`PARALLEL_MIN_MATCHES` matches) the rotations
+    run in that many worker processes; the numbers are the same either way. Agent specs
+    are checked (``agents.registry.AgentSpecError``) before anything is played.
     """
     from agents.registry import make_agents
 
@@ -358,14 +426,48 @@ def tournament(
     specs = list(specs)
     if len(specs) != p:
         raise ValueError(f"need exactly one spec per seat: {len(specs)} given for {p} players")
-    if deals < 1 or resamples < 1:
-        raise ValueError(f"deals and resamples must be >= 1, not {deals} and {resamples}")
+    if deals < 1 or resamples < 1 or workers < 1:
+        raise ValueError(f"deals, resamples and workers must be >= 1, not {deals}, {resamples} and {workers}")
     make_agents(",".join(specs), p, agent_seed(seed, p, 0))  # report a bad spec before playing
-    by_rotation = []
-    for r in range(p):
-        seated = [specs[(s - r) % p] for s in range(p)]  # entry i sits in seat (i + r) % p
-        agents = share(make_agents(",".join(seated), p, agent_seed(seed, p, r)))
-        step = None if progress is None else (lambda n_done, base=r * deals: progress(base + n_done))
-        by_rotation.append(play_matches(rules, agents, deals, seed, batch=batch, progress=step).rotate(r))
+    workers = min(workers, p) if deals * p >= PARALLEL_MIN_MATCHES else 1
+    if workers == 1:
+        by_rotation = []
+        for r in range(p):
+            step = None if progress is None else (lambda n_done, base=r * deals: progress(base + n_done))
+            by_rotation.append(play_rotation(rules, specs, r, deals, seed, batch, step))
+    else:
+        by_rotation = _parallel(rules, specs, deals, seed, batch, progress, workers)
     entries = summarize(specs, by_rotation, seed, resamples)
     return TournamentResult(rules, specs, seed, deals, batch, resamples, entries, by_rotation)
+
+
+def _parallel(
+    rules: Rules,
+    specs: list[str],
+    deals: int,
+    seed: int,
+    batch: int,
+    progress: Callable[[int], Any] | None,
+    workers: int,
+) -> list[SeatStats]:
+    """The rotations played by ``workers`` spawned processes (progress polled from shared counters)."""
+    import multiprocessing
+    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+
+    ctx = multiprocessing.get_context("spawn")
+    done = ctx.Array("q", rules.players, lock=False)
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(done,)) as pool:
+        jobs = [pool.submit(_worker_rotation, rules, specs, r, deals, seed, batch) for r in range(rules.players)]
+        pending = set(jobs)
+        while pending:
+            finished, pending = wait(pending, timeout=0.2, return_when=FIRST_EXCEPTION)
+            if any(job.exception() is not None for job in finished):
+                for job in pending:
+                    job.cancel()
+                break
+            if progress is not None:
+                progress(sum(done))
+    for job in jobs:  # the first real failure, not a cancellation it caused
+        if not job.cancelled() and job.exception() is not None:
+            raise job.exception()  # type: ignore[misc]
+    return [job.result() for job in jobs]

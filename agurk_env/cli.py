@@ -194,6 +194,128 @@ class _Progress:
             self._bar.stop()
 
 
+# ----------------------------------------------------------------------------- evaluate
+
+DEFAULT_EVAL_BATCH = 4096
+"""``evaluate --batch`` default: matches played side by side in each rotation."""
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    """Play a duplicate-deal tournament and print (and with ``--json`` write) per-entry statistics."""
+    _positive("--matches", args.matches)
+    _positive("--batch", args.batch)
+    _positive("--bootstrap", args.bootstrap)
+    if args.workers is None:
+        args.workers = max(1, min(os.cpu_count() or 1, 4))
+    _positive("--workers", args.workers)
+    if args.seed < 0:
+        raise CliError(f"--seed must be >= 0, not {args.seed}")
+    rules = _resolve_rules(args.rules, args.set)
+
+    from agents.registry import AgentSpecError, make_agents
+    from agents.tournament import parse_entries, tournament
+
+    try:
+        specs = parse_entries(args.agents, rules.players)
+        make_agents(",".join(specs), rules.players, args.seed)  # check every spec before playing
+    except (AgentSpecError, ValueError) as e:
+        raise CliError(str(e)) from None
+    out: IO[str] | None = None
+    if args.json is not None and args.json != "-":
+        path = Path(args.json)
+        try:
+            if path.parent != Path():
+                path.parent.mkdir(parents=True, exist_ok=True)
+            out = path.open("w", encoding="utf-8", newline="\n")
+        except OSError as e:
+            raise CliError(f"cannot write --json {args.json!r}: {e.strerror or e}") from None
+    console = _stderr_console()
+    start = time.perf_counter()
+    try:
+        with _Progress(console, args.matches * rules.players, not args.quiet and console.is_terminal) as progress:
+            result = tournament(
+                rules,
+                specs,
+                args.matches,
+                args.seed,
+                batch=args.batch,
+                resamples=args.bootstrap,
+                progress=progress,
+                workers=args.workers,
+            )
+    except KeyboardInterrupt:
+        if out is not None:
+            out.close()
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    seconds = time.perf_counter() - start
+    data = result.to_dict()
+    data["seconds"] = round(seconds, 3)
+    if out is not None:
+        with out:
+            json.dump(data, out, indent=2)
+            out.write("\n")
+    elif args.json == "-":
+        print(json.dumps(data, indent=2))
+    if not args.quiet or args.json is None:
+        _print_evaluation(result, _rules_label(args.rules, args.set), seconds, args.json == "-")
+    return 0
+
+
+def _print_evaluation(result: Any, label: str, seconds: float, to_stderr: bool) -> None:
+    """The per-entry table: win rate, penalty per round, last-trick rate and rating with their 95% CIs."""
+    from rich.table import Table
+    from rich.text import Text
+
+    def num(value: float, fmt: str) -> str:
+        text = format(value, fmt)
+        return format(0.0, fmt) if float(text) == 0 else text  # no "-0"
+
+    def ci(value: float, low_high: tuple[float, float], fmt: str) -> Text:
+        interval = f"[{num(low_high[0], fmt)}, {num(low_high[1], fmt)}]"
+        return Text.assemble(f"{num(value, fmt)} ", (interval, "dim"))
+
+    p = result.rules.players
+    table = Table(
+        title=f"evaluate: {label}, {p} players, seed {result.seed}",
+        title_justify="left",
+        caption=Text(
+            f"{result.deals} deals x {p} seatings = {result.deals * p} matches in {seconds:.1f} s; "
+            f"[95% bootstrap CI over deals, {result.resamples} resamples]; rating: Plackett-Luce "
+            "on finishing orders, Elo scale (400 * log10 strength), entries' mean 0"
+        ),
+        caption_justify="left",
+    )
+    table.add_column("#", justify="right")
+    table.add_column("agent", style="bold")
+    table.add_column("win rate", justify="right")
+    table.add_column("penalty / round", justify="right")
+    table.add_column("last trick", justify="right")
+    table.add_column("rating", justify="right")
+    for i, e in enumerate(result.entries):
+        table.add_row(
+            str(i),
+            e.spec,
+            ci(e.win_rate, e.win_rate_ci, ".3f"),
+            ci(e.mean_penalty, e.mean_penalty_ci, ".2f"),
+            ci(e.last_trick_rate, e.last_trick_rate_ci, ".3f"),
+            ci(e.rating, e.rating_ci, "+.0f"),
+        )
+    console = _stderr_console() if to_stderr else _stdout_console()
+    if not console.is_terminal:
+        console.width = max(console.width, 132)  # a file or pipe: one line per entry
+    console.print(table)
+
+
+def _cmd_agents(args: argparse.Namespace) -> int:
+    """List the agent specs, one line each."""
+    from agents.registry import describe
+
+    for line in describe():
+        print(line)
+    return 0
+
+
 # ----------------------------------------------------------------------------- rules
 
 
@@ -288,6 +410,63 @@ def _cmd_bench_engine(args: argparse.Namespace) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------------- train
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    """Train a policy from a YAML config into a run folder (or continue one with --resume)."""
+    from training.config import ConfigError
+    from training.model import CheckpointError
+    from training.run import default_out, eval_text, execute, resolve_config, resume_checkpoint
+
+    try:
+        cfg = resolve_config(args.config, args.resume, args.set)
+        resume = resume_checkpoint(args.resume, cfg) if args.resume else None
+    except (ConfigError, CheckpointError) as e:
+        raise CliError(str(e)) from None
+    out = Path(args.out) if args.out else Path(args.resume) if args.resume else default_out(args.config)
+    console = _stderr_console()
+    try:
+        summary = execute(cfg, out, resume, console, not args.quiet and console.is_terminal)
+    except (ConfigError, CheckpointError) as e:
+        raise CliError(str(e)) from None
+    steps = summary["global_step"] - summary["start_step"]
+    line = (
+        f"{summary['global_step']:,} steps ({steps:,} in this run, {summary['decisions_per_s']:,.0f} steps/s, "
+        f"{summary['seconds']:.0f} s); eval vs {cfg.eval.opponent}: {eval_text(summary['eval'])} -> {out}"
+    )
+    if summary["interrupted"]:
+        print(f"{PROG}: interrupted; checkpoint saved: {out / 'checkpoints' / 'latest.pt'}", file=sys.stderr)
+        print(f"{PROG}: continue with: agurk train --resume {out}", file=sys.stderr)
+        print(line, file=sys.stderr)
+        return 130
+    print(line)
+    return 0
+
+
+def _cmd_bench_train(args: argparse.Namespace) -> int:
+    """Learner decisions per second: the fast trainer beside the SB3 route, same network, same run."""
+    from training.bench import bench_train
+
+    _positive("--seconds", args.seconds)
+    _positive("--threads", args.threads)
+    result = bench_train(seconds=args.seconds, threads=args.threads, seed=args.seed)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"network    {result['network']}, {result['threads']} torch thread(s), standard rules, 4 players")
+    for key, label in (
+        ("decisions_per_s", "fast (self-play)"),
+        ("fast_same_opponents_decisions_per_s", f"fast (vs {result['opponents']})"),
+        ("sb3_decisions_per_s", f"SB3 (vs {result['opponents']})"),
+    ):
+        print(f"{label:<22} {result[key]:>12,.0f} decisions/s")
+    print(f"{'ratio':<22} {result['ratio']:>12.1f}x  fast self-play / SB3")
+    same = result["ratio_same_opponents"]
+    print(f"{'ratio, same opponents':<22} {same:>12.1f}x  fast / SB3, both vs {result['opponents']}")
+    return 0
+
+
 # ----------------------------------------------------------------------------- parser
 
 
@@ -317,6 +496,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=(
             "examples:\n"
             "  agurk simulate --rules standard --agents random --matches 1000 --seed 0 --out runs/sim.jsonl\n"
+            "  agurk evaluate --agents guard,random,random,random --matches 1000 --seed 0\n"
+            "  agurk agents\n"
             "  agurk rules\n"
             "  agurk rules danish21 --set players=6\n"
             "  agurk bench engine --seconds 5\n"
@@ -384,6 +565,80 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     p.set_defaults(func=_cmd_simulate)
 
+    # evaluate
+    p = sub.add_parser(
+        "evaluate",
+        help="duplicate-deal tournament: win rates, penalties, last tricks and ratings with 95%% CIs",
+        formatter_class=_Formatter,
+        description=(
+            "Play a tournament between the entries of --agents (one spec per seat; the same spec\n"
+            "may appear several times, entries are told apart by position). Duplicate deals: each\n"
+            "of the --matches deals (match m of --seed) is played once per rotation, rotation r\n"
+            "putting entry i in seat (i + r) % players, so every entry gets every seat's cards;\n"
+            "players x --matches matches are played in all.\n"
+            "\n"
+            "Per entry: match win rate (a win shared by k counts 1/k), mean penalty per round\n"
+            "played, rate of taking the last trick, each with a 95% bootstrap CI over deals, and a\n"
+            "Plackett-Luce rating from the finishing orders (Elo scale, entries' mean 0) with a\n"
+            "bootstrap CI. The same command line always gives the same numbers. docs/evaluate.md\n"
+            "explains the statistics."
+        ),
+        epilog=(
+            "examples:\n"
+            "  agurk evaluate --agents guard,random,random,random --matches 1000 --seed 0\n"
+            "  agurk evaluate --agents shed,guard,counter,ducker --matches 10000 --seed 0 --json runs/h.json\n"
+            "  agurk evaluate --rules every_trick --set players=3 --agents ducker,guard,random --matches 500"
+        ),
+    )
+    _add_rules_options(p)
+    p.add_argument(
+        "--agents",
+        metavar="SPEC,SPEC,...",
+        required=True,
+        help="the entries: exactly one agent spec per seat ('agurk agents' lists the specs)",
+    )
+    p.add_argument(
+        "--matches", metavar="N", type=int, required=True, help="number of deals (> 0); each is played once per seat"
+    )
+    p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals and agents (>= 0; default: 0)")
+    p.add_argument(
+        "--json",
+        metavar="FILE",
+        default=None,
+        help="also write the results as one JSON object (rules, seed, matches, entries, ...); '-' prints it to "
+        "stdout and the table to stderr",
+    )
+    p.add_argument(
+        "--batch",
+        metavar="B",
+        type=int,
+        default=DEFAULT_EVAL_BATCH,
+        help=f"matches played side by side (> 0; default: {DEFAULT_EVAL_BATCH}; lower it for search agents "
+        "if memory is short). Random agents' choices depend on it: keep it fixed to reproduce a result",
+    )
+    p.add_argument(
+        "--bootstrap", metavar="R", type=int, default=1000, help="bootstrap resamples for the CIs (> 0; default: 1000)"
+    )
+    p.add_argument(
+        "--workers",
+        metavar="W",
+        type=int,
+        default=None,
+        help="processes that play the rotations side by side (> 0; default: the CPU count, at most 4); runs of "
+        "fewer than 4000 matches use one. The numbers do not depend on it",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, and no table when --json is given")
+    p.set_defaults(func=_cmd_evaluate)
+
+    # agents
+    p = sub.add_parser(
+        "agents",
+        help="list the agent specs that --agents takes",
+        formatter_class=_Formatter,
+        description="List every agent spec, one line each: how it is written and what it does.",
+    )
+    p.set_defaults(func=_cmd_agents)
+
     # rules
     p = sub.add_parser(
         "rules",
@@ -400,6 +655,44 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rules_options(p, positional=True)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=_cmd_rules)
+
+    # train
+    p = sub.add_parser(
+        "train",
+        help="train a policy with PPO from a YAML config (checkpoints, TensorBoard, evaluations)",
+        formatter_class=_Formatter,
+        description=(
+            "Train a policy from CONFIG.yaml (configs/quickstart.yaml and one config per headline preset\n"
+            "are in configs/; docs/training.md explains every key). Writes a run folder: config.yaml\n"
+            "(resolved), TensorBoard logs, checkpoints/latest.pt and best.pt (best evaluation against\n"
+            "the heuristics), and eval.json (the last evaluation). Ctrl-C saves latest.pt; --resume\n"
+            "continues from it. A checkpoint plays as the agent 'ppo:RUN/checkpoints/best.pt'."
+        ),
+        epilog=(
+            "examples:\n"
+            "  agurk train configs/quickstart.yaml\n"
+            "  agurk train configs/quickstart.yaml --out runs/qs --set total_steps=2000000\n"
+            "  agurk train --resume runs/qs\n"
+            "  agurk evaluate --agents ppo:runs/qs/checkpoints/best.pt,heuristic,heuristic,heuristic"
+        ),
+    )
+    p.add_argument("config", metavar="CONFIG.yaml", nargs="?", default=None, help="the training config")
+    p.add_argument("--out", metavar="DIR", default=None, help="run folder (default: runs/<config>-<date>-<time>)")
+    p.add_argument(
+        "--resume",
+        metavar="DIR",
+        default=None,
+        help="continue the run in DIR from checkpoints/latest.pt (config: CONFIG.yaml if given, else DIR/config.yaml)",
+    )
+    p.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="override a config key (dotted for sections: --set pool.self_play=0.5); repeatable",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_train)
 
     # bench
     p = sub.add_parser(
@@ -451,6 +744,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="print one JSON object (plays_per_s, reference_plays_per_s, ratio, batch, bytes_per_game, rules, ...)",
     )
     b.set_defaults(func=_cmd_bench_engine)
+    b = bench_sub.add_parser(
+        "train",
+        help="learner decisions per second: fast PPO trainer vs SB3 MaskablePPO, same network",
+        formatter_class=_Formatter,
+        description=(
+            "Trains for about --seconds each, in this process: the fast trainer (training/ppo.py) in\n"
+            "self-play and against random opponents, then sb3-contrib's MaskablePPO on sb3_vec_env\n"
+            "against random opponents, all with the same network (MLP 362-128-128, linear heads) and\n"
+            "PPO settings. A decision is one card chosen by the learner, collected and trained on;\n"
+            "the rate is decisions over wall time after one warm-up update."
+        ),
+        epilog="examples:\n  agurk bench train\n  agurk bench train --seconds 30 --json",
+    )
+    b.add_argument("--seconds", metavar="S", type=float, default=20.0, help="time per trainer (> 0; default: 20)")
+    b.add_argument("--threads", metavar="N", type=int, default=1, help="torch threads (> 0; default: 1)")
+    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed (default: 0)")
+    b.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (decisions_per_s, sb3_decisions_per_s, ratio, ...) as the last line",
+    )
+    b.set_defaults(func=_cmd_bench_train)
     return parser
 
 

@@ -88,8 +88,6 @@ class Spec(NamedTuple):
     points_of_last: np.ndarray  # (18,) the same in the last trick
     at_least: np.ndarray  # (18,) card set of the cards of strength >= t, every trick but the last
     at_least_last: np.ndarray  # (18,) the same in the last trick
-    weaker: np.ndarray  # (actions + 1,) card set of the cards weaker than each card, every trick but the last
-    weaker_last: np.ndarray  # (actions + 1,) the same in the last trick
     ace_low: bool  # the ace is the weakest card in every trick
     low_last: bool  # ace=low_in_last_trick: the ace is weakest (and worth 1) in the last trick
     not_equal: int  # 1 when an equal card does not beat in tricks before the last, else 0
@@ -149,8 +147,6 @@ def spec(rules: Rules) -> Spec:
         points_of_last=_by_strength(strength_last, points_last),
         at_least=_at_least(strength),
         at_least_last=_at_least(strength_last),
-        weaker=pad(_at_least(strength)[strength] ^ _at_least(strength)[0]),
-        weaker_last=pad(_at_least(strength_last)[strength_last] ^ _at_least(strength_last)[0]),
         ace_low=rules.ace == "low",
         low_last=rules.ace == "low_in_last_trick",
         not_equal=int(rules.equal_beats == "never"),
@@ -182,6 +178,7 @@ class State(NamedTuple):
     """
 
     hands: np.ndarray  # (B, P, A) int8 cards held per seat, counted per card name
+    held: np.ndarray  # (B, P) int64 card set of the names each seat holds (hands > 0)
     void: np.ndarray  # (B, P) int64 card set each seat has shown it does not hold, this round (public)
     tricks: np.ndarray  # (B, H, P) int8 card each seat played in each trick of this round, -1 if none
     trick_leader: np.ndarray  # (B, H) int8 leader of each trick of this round (once led)
@@ -347,6 +344,7 @@ def init(rules: Rules, batch: int, seed: int, first_match: int = 0) -> State:
     zi = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
     st = State(
         hands=np.zeros((b, p, a), np.int8),
+        held=zi(b, p),
         void=zi(b, p),
         tricks=np.full((b, h, p), -1, np.int8),
         trick_leader=np.full((b, h), -1, np.int8),
@@ -408,6 +406,7 @@ def _deal(sp: Spec, f: _Draft, idx: np.ndarray, seed: int) -> None:
     flat = (np.arange(k)[:, None] * (p + 1) + seats) * a + cards
     hands = np.bincount(flat.reshape(-1), minlength=k * (p + 1) * a).reshape(k, p + 1, a)[:, :p]
     f["hands"][idx] = hands
+    f["held"][idx] = pack(hands > 0)
     f["tricks"][idx] = -1
     f["void"][idx] = 0
     f["round_penalty"][idx] = 0
@@ -419,14 +418,15 @@ def _deal(sp: Spec, f: _Draft, idx: np.ndarray, seed: int) -> None:
 
 
 def set_hands(rules: Rules, state: State, hands: np.ndarray) -> State:
-    """Replace the hands dealt for the current round by ``(B, P, A)`` counts (scenarios, replays).
+    """Replace every seat's hand by ``(B, P, A)`` counts, keeping ``held`` in step.
 
-    Call right after a deal, before any card of the round is played.
+    For scenarios and replays (right after a deal), and for search worlds and public
+    views (mid-round: the caller keeps the hands consistent with the cards played).
     """
     hands = np.asarray(hands, dtype=np.int8)
     if hands.shape != state.hands.shape:
         raise ValueError(f"hands must have shape {state.hands.shape}, not {hands.shape}")
-    return state._replace(hands=hands.copy())
+    return state._replace(hands=hands.copy(), held=pack(hands > 0))
 
 
 def advance(rules: Rules, state: State, reset: bool = True) -> State:
@@ -479,16 +479,19 @@ def _in_last_trick(sp: Spec, state: State) -> np.ndarray | None:
     return None
 
 
-def _to_beat(sp: Spec, state: State, last: np.ndarray | None) -> np.ndarray:
-    """``(B,)`` card set of the cards that beat the current trick's target (for the player to move)."""
+def _need(sp: Spec, state: State, last: np.ndarray | None) -> np.ndarray:
+    """``(B,)`` the least strength that beats the current trick's target (for the player to move)."""
     need = state.prev if sp.target_previous else state.top
     if sp.not_equal == sp.not_equal_last:
-        need = need + sp.not_equal
-    else:
-        need = need + np.where(last, sp.not_equal_last, sp.not_equal)
+        return need + sp.not_equal
+    return need + np.where(last, sp.not_equal_last, sp.not_equal)
+
+
+def _at_least_of(sp: Spec, strength: np.ndarray, last: np.ndarray | None) -> np.ndarray:
+    """``(B,)`` card sets of the cards of at least ``strength`` in each game's current trick."""
     if sp.low_last:
-        return np.where(last, sp.at_least_last[need], sp.at_least[need])
-    return sp.at_least[need]
+        return np.where(last, sp.at_least_last[strength], sp.at_least[strength])
+    return sp.at_least[strength]
 
 
 def _led_card(sp: Spec, state: State) -> np.ndarray:
@@ -504,10 +507,9 @@ def legal_bits(rules: Rules, state: State) -> np.ndarray:
     then beat the target (forced / nearest / optional) or play the lowest card.
     """
     sp = spec(rules)
-    seat = _offsets(state.batch, sp.players) + state.cur
-    held = pack(np.take(state.hands.reshape(-1, sp.actions), seat, axis=0) > 0)
+    held = state.held.reshape(-1)[_offsets(state.batch, sp.players) + state.cur]
     last = _in_last_trick(sp, state)
-    beat = held & _to_beat(sp, state, last)
+    beat = held & _at_least_of(sp, _need(sp, state, last), last)
     low_last = last if sp.low_last else None
     low = _lowest(sp, held, low_last)
     if sp.beat_choice == "optional":
@@ -548,6 +550,8 @@ def play(rules: Rules, state: State, actions: np.ndarray) -> State:
     flat = hands.reshape(-1)
     slot = seat * a + actions
     flat[slot] -= 1
+    held = state.held.copy()
+    held.reshape(-1)[seat] ^= BIT[actions] * (flat[slot] == 0)
     trick_slot = _offsets(b, h) + state.trick_no
     tricks = state.tricks.copy()
     tricks.reshape(-1)[trick_slot * p + cur] = actions
@@ -556,7 +560,7 @@ def play(rules: Rules, state: State, actions: np.ndarray) -> State:
     s = np.where(last, sp.strength_last[actions], sp.strength[actions]) if sp.low_last else sp.strength[actions]
     first = state.npos == 0  # the lead: it takes the empty trick and clears the last trick's lock
     void = state.void.copy()
-    void.reshape(-1)[seat] |= _shown_void(sp, state, actions, first, last)
+    void.reshape(-1)[seat] |= _shown_void(sp, state, actions, s, first, last)
     if sp.not_equal == sp.not_equal_last:
         wins = (s > state.top) if sp.not_equal else (s >= state.top)
     else:
@@ -588,6 +592,7 @@ def play(rules: Rules, state: State, actions: np.ndarray) -> State:
         round_penalty.reshape(-1)[_offsets(b, p) + top_seat] += (sp.points_of[top] * scored).astype(np.int32)
     new = state._replace(
         hands=hands,
+        held=held,
         void=void,
         tricks=tricks,
         trick_leader=trick_leader,
@@ -608,7 +613,9 @@ def play(rules: Rules, state: State, actions: np.ndarray) -> State:
     return new
 
 
-def _shown_void(sp: Spec, state: State, actions: np.ndarray, first: np.ndarray, last: np.ndarray | None) -> np.ndarray:
+def _shown_void(
+    sp: Spec, state: State, actions: np.ndarray, s: np.ndarray, first: np.ndarray, last: np.ndarray | None
+) -> np.ndarray:
     """``(B,)`` card sets a follower's play shows it does not hold, by the rule that made it legal.
 
     A card that does not beat the target is the player's lowest card (nothing weaker
@@ -616,9 +623,10 @@ def _shown_void(sp: Spec, state: State, actions: np.ndarray, first: np.ndarray, 
     ``nearest`` beating card shows no weaker card beats; a locked trick forces the
     lowest card; a non-2 on a led 2 under the twos rule shows no 2.
     """
-    to_beat = _to_beat(sp, state, last)
-    weaker = np.where(last, sp.weaker_last[actions], sp.weaker[actions]) if sp.low_last else sp.weaker[actions]
-    beats = (BIT[actions] & to_beat) != 0
+    need = _need(sp, state, last)
+    to_beat = _at_least_of(sp, need, last)
+    weaker = sp.at_least[0] ^ _at_least_of(sp, s, last)  # the cards of strength below s
+    beats = s >= need
     if sp.beat_choice == "optional":
         shown = np.where(beats, 0, weaker)
     elif sp.beat_choice == "nearest":

@@ -43,6 +43,8 @@ def test_public_view_hides_every_hand_but_the_movers() -> None:
     others = np.ones((16, rules.players), bool)
     others[rows, state.cur] = False
     assert (d.public.hands[others] == 0).all()
+    assert (d.public.held[others] == 0).all()
+    assert (d.public.held[rows, state.cur] == state.held[rows, state.cur]).all()
     with pytest.raises(PermissionError):
         _ = d.truth
 

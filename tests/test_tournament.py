@@ -1,0 +1,251 @@
+"""Duplicate-deal tournaments (agents.tournament) and the `agurk evaluate` / `agurk agents` commands."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agents import tournament as T
+from agents.registry import AGENTS, make_agents
+from agurk_env import engine
+from agurk_env.cli import main
+from agurk_env.rules import CARDS, Rules
+from agurk_env.simulate import simulate
+
+# ----------------------------------------------------------------------------- the match loop vs game records
+
+
+def _expected_from_record(rec: dict, rules: Rules) -> dict[str, np.ndarray]:
+    """The per-seat numbers of one match, computed independently from its RULES.md record."""
+    p = rules.players
+    win = np.zeros(p)
+    win[rec["winners"]] = 1.0 / len(rec["winners"])
+    penalty, rounds, last = np.zeros(p, int), np.zeros(p, int), np.zeros(p, int)
+    out_round = np.full(p, -1)
+    for i, rnd in enumerate(rec["rounds"]):
+        penalty += rnd["penalties"]
+        rounds += [bool(h) for h in rnd["hands"]]
+        took = {rnd["tricks"][-1]["winner"]}
+        if rules.scoring == "last_trick":
+            took |= {s for s in range(p) if rnd["penalties"][s] > 0}
+        last[sorted(took)] += 1
+        out_round[rnd["out"]] = i
+    key = [10**9 if s in rec["winners"] else out_round[s] for s in range(p)]
+    distinct = sorted(set(key), reverse=True)
+    place = np.array([distinct.index(k) for k in key])
+    hand = np.zeros((p, len(CARDS) if rules.jokers else 13), np.int8)
+    for s, cards in enumerate(rec["rounds"][0]["hands"]):
+        for c in cards:
+            hand[s, CARDS.index(c)] += 1
+    return {"win": win, "penalty": penalty, "rounds": rounds, "last": last, "place": place, "hands": hand}
+
+
+@pytest.mark.parametrize(
+    ("preset", "overrides"),
+    [("standard", {}), ("every_trick", {"players": 3}), ("quick", {}), ("lives", {"players": 5}), ("buy_in", {})],
+)
+def test_match_numbers_equal_the_game_records(preset: str, overrides: dict) -> None:
+    # deterministic agents play the same games in simulate() and in the tournament loop,
+    # whatever the batch; a small batch exercises restarts and the dropped tail slots
+    rules = Rules.preset(preset, **overrides)
+    specs = ",".join(["shed", "guard", "counter", "ducker", "guard"][: rules.players])
+    n = 24
+    records = list(simulate(rules, make_agents(specs, rules.players, 0), n, seed=3, batch=n))
+    stats = T.play_matches(rules, make_agents(specs, rules.players, 0), n, seed=3, batch=9)
+    for m, rec in enumerate(records):
+        expected = _expected_from_record(rec, rules)
+        for field, value in expected.items():
+            np.testing.assert_array_equal(getattr(stats, field)[m], value, err_msg=f"{field} of match {m}")
+
+
+def test_places() -> None:
+    winners = np.array([[False, True, False, False], [True, True, False, False], [False, False, True, False]])
+    out_round = np.array([[3, -1, 5, 3], [-1, -1, 2, 2], [4, 4, 6, 6]])
+    np.testing.assert_array_equal(
+        T.places(winners, out_round), [[2, 0, 1, 2], [0, 0, 1, 1], [2, 2, 0, 1]]
+    )  # all out together in round 6: the winner among them first, the other ties below it
+
+
+# ----------------------------------------------------------------------------- duplicate deals
+
+
+def test_duplicate_deals_give_every_entry_every_seat() -> None:
+    rules = Rules.preset("standard")
+    specs = ["guard", "random", "counter", "random"]
+    res = T.tournament(rules, specs, 24, seed=5, batch=24, resamples=20)
+    p = rules.players
+    seat_hands = [s.hands[:, (np.arange(p) - r) % p] for r, s in enumerate(res.by_rotation)]  # back to seats
+    for r in range(1, p):
+        np.testing.assert_array_equal(seat_hands[r], seat_hands[0])  # match m: the same hands in every rotation
+    records = list(simulate(rules, make_agents("random", p, 0), 24, seed=5))
+    for m in (0, 17, 23):
+        np.testing.assert_array_equal(seat_hands[0][m], _expected_from_record(records[m], rules)["hands"])
+    # entry 0 holds seat r's cards in rotation r
+    for r in range(p):
+        np.testing.assert_array_equal(res.by_rotation[r].hands[:, 0], seat_hands[0][:, r])
+    assert (res.by_rotation[1].hands[:, 0] != res.by_rotation[0].hands[:, 0]).any()
+
+
+# ----------------------------------------------------------------------------- statistics
+
+
+def test_identical_random_entries_are_even_in_two_player() -> None:
+    rules = Rules.preset("standard", players=2)
+    res = T.tournament(rules, ["random", "random"], 400, seed=11, resamples=500)
+    a, b = res.entries
+    assert a.win_rate + b.win_rate == pytest.approx(1.0)
+    for e in res.entries:
+        assert e.win_rate_ci[0] < 0.5 < e.win_rate_ci[1]
+        assert e.rating_ci[0] < 0 < e.rating_ci[1]
+        assert e.win_rate_ci[1] - e.win_rate_ci[0] < 0.12  # a real interval, not a degenerate one
+    assert abs(a.mean_penalty - b.mean_penalty) < 0.5
+
+
+def test_without_decisions_duplicate_deals_cancel_all_luck() -> None:
+    # one card per hand: nobody chooses anything, so the deal alone decides and every entry,
+    # having played every seat of every deal, gets exactly the same numbers
+    rules = Rules.preset("lives", players=3, hand_size=1)
+    res = T.tournament(rules, ["guard", "random", "shed"], 50, seed=1, resamples=50)
+    first = res.entries[0]
+    for e in res.entries[1:]:
+        assert e.win_rate == pytest.approx(first.win_rate) and e.mean_penalty == pytest.approx(first.mean_penalty)
+        assert e.last_trick_rate == pytest.approx(first.last_trick_rate)
+        assert e.rating == pytest.approx(0.0, abs=1e-6)
+
+
+def test_guard_beats_three_random_players() -> None:
+    rules = Rules.preset("standard")
+    res = T.tournament(rules, ["guard", "random", "random", "random"], 200, seed=2, resamples=300)
+    guard, *randoms = res.entries
+    assert guard.win_rate > 0.45 and guard.win_rate_ci[0] > 0.25
+    assert sum(e.win_rate for e in res.entries) == pytest.approx(1.0)
+    for e in randoms:
+        assert e.win_rate < guard.win_rate_ci[0]
+        assert e.rating_ci[1] < guard.rating_ci[0]
+        assert e.mean_penalty > guard.mean_penalty
+    assert sum(e.rating for e in res.entries) == pytest.approx(0.0, abs=1e-6)
+    for e in res.entries:
+        for name in ("win_rate", "mean_penalty", "last_trick_rate", "rating"):
+            low, high = getattr(e, f"{name}_ci")
+            assert low <= getattr(e, name) <= high
+        assert 0.0 <= e.last_trick_rate <= 1.0
+
+
+def test_plackett_luce_fit_recovers_known_strengths() -> None:
+    rng = np.random.default_rng(0)
+    theta = np.array([1.0, 0.3, 0.0, -1.3])
+    m, e = 4000, theta.size
+    # sample full orders: repeatedly pick the next finisher with probability proportional to exp(theta)
+    gumbel = theta + rng.gumbel(size=(m, e))
+    place = np.argsort(np.argsort(-gumbel, axis=1), axis=1)
+    st = T.stages(place, np.arange(m) % 100, 100)
+    fit = T.fit_plackett_luce(st.chosen, st.risk, st.counts.sum(0, keepdims=True))[0]
+    np.testing.assert_allclose(fit - fit.mean(), theta - theta.mean(), atol=0.08)
+    # two entries: Bradley-Terry, where the maximum (with the prior's virtual games) is in closed form
+    place2 = np.array([[0, 1]] * 30 + [[1, 0]] * 10)
+    st2 = T.stages(place2, np.zeros(40, int), 1)
+    fit2 = T.fit_plackett_luce(st2.chosen, st2.risk, st2.counts)[0]
+    gamma = np.exp(fit2)
+    # stationarity: wins_i + 1 = sum over games of p_i, plus 2 gamma_i / (1 + gamma_i) for the virtual games
+    p0 = gamma[0] / gamma.sum()
+    assert 31 == pytest.approx(40 * p0 + 2 * gamma[0] / (1 + gamma[0]), abs=1e-6)
+    assert 11 == pytest.approx(40 * (1 - p0) + 2 * gamma[1] / (1 + gamma[1]), abs=1e-6)
+
+
+def test_stages_with_ties_and_the_last_group_dropped() -> None:
+    st = T.stages(np.array([[0, 1, 1], [1, 0, 2]]), np.array([0, 1]), 2)
+    stages = {(tuple(c), tuple(r)) for c, r in zip(st.chosen.tolist(), st.risk.tolist(), strict=True)}
+    assert stages == {
+        ((True, False, False), (True, True, True)),  # match 0: entry 0 first; the tied last group is not a choice
+        ((False, True, False), (True, True, True)),  # match 1: entry 1 first ...
+        ((True, False, False), (True, False, True)),  # ... then entry 0 ahead of entry 2
+    }
+    assert st.counts.sum() == 3
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+def _evaluate(tmp_path, *extra: str) -> dict:
+    out = tmp_path / "e.json"
+    argv = ["evaluate", "--agents", "guard,random,guard", "--set", "players=3", "--matches", "40", "--seed", "4"]
+    assert main([*argv, "--bootstrap", "200", "--json", str(out), "-q", *extra]) == 0
+    return json.loads(out.read_text())
+
+
+def test_evaluate_json_schema_and_reproducible(tmp_path) -> None:
+    data = _evaluate(tmp_path)
+    assert data["rules"] == Rules.preset("standard", players=3).to_dict()
+    assert data["seed"] == 4 and data["matches"] == 40 and data["matches_played"] == 120
+    assert [e["spec"] for e in data["entries"]] == ["guard", "random", "guard"]
+    for e in data["entries"]:
+        for name in ("win_rate", "mean_penalty", "last_trick_rate", "rating"):
+            assert isinstance(e[name], float)
+            low, high = e[f"{name}_ci"]
+            assert isinstance(low, float) and low <= high
+    again = _evaluate(tmp_path)
+    data.pop("seconds"), again.pop("seconds")
+    assert again == data
+    other = _evaluate(tmp_path, "--seed", "5")
+    assert other["entries"] != data["entries"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--agents", "guard,random", "--matches", "5"], "one spec per seat"),
+        (["--agents", "guard,random,random,nope", "--matches", "5"], "unknown agent 'nope'"),
+        (["--agents", "guard,random,random,random", "--matches", "0"], "--matches must be > 0"),
+        (["--agents", "guard,,random,random", "--matches", "5"], "empty agent spec"),
+        (["--agents", "random,random,random,random", "--matches", "5", "--rules", "nope"], "unknown preset"),
+        (["--agents", "random,random,random,random", "--matches", "5", "--json", "/proc/no/x.json"], "cannot write"),
+        (["--agents", "pimc:worlds=0,random,random,random", "--matches", "5"], "positive integer"),
+        (["--matches", "5"], "required: --agents"),
+    ],
+)
+def test_evaluate_errors_are_one_line(capsys, argv: list[str], message: str) -> None:
+    assert main(["evaluate", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("agurk: error: ") and err.count("\n") == 1 and message in err
+
+
+def test_evaluate_table(capsys) -> None:
+    argv = ["--agents", "shed,random", "--set", "players=2", "--matches", "10", "--bootstrap", "50", "-q"]
+    assert main(["evaluate", *argv]) == 0
+    out = capsys.readouterr().out
+    assert "win rate" in out and "rating" in out and "shed" in out and "10 deals x 2 seatings" in out
+
+
+def test_help(capsys) -> None:
+    for argv in (["--help"], ["evaluate", "--help"], ["agents", "--help"]):
+        assert main(argv) == 0
+    assert "duplicate" in capsys.readouterr().out
+
+
+def test_agents_lists_every_spec(capsys) -> None:
+    assert main(["agents"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(AGENTS)
+    assert {line.split()[0].split("[")[0].split(":")[0] for line in lines} == set(AGENTS)
+    assert {"random", "guard", "heuristic", "pimc", "oracle"} <= set(AGENTS)
+
+
+def test_engine_deals_do_not_depend_on_the_rotation() -> None:
+    # the property duplicate deals rest on: round 1 of match m is a function of (seed, m)
+    rules = Rules.preset("standard")
+    a = engine.init(rules, 4, seed=9, first_match=10)
+    b = engine.init(rules, 2, seed=9, first_match=12)
+    np.testing.assert_array_equal(a.hands[2:], b.hands)
+
+
+def test_worker_processes_give_the_same_numbers(monkeypatch) -> None:
+    monkeypatch.setattr(T, "PARALLEL_MIN_MATCHES", 0)
+    rules = Rules.preset("standard", players=3)
+    specs = ["guard", "random", "random"]
+    seen: list[int] = []
+    one = T.tournament(rules, specs, 30, seed=8, resamples=100)
+    two = T.tournament(rules, specs, 30, seed=8, resamples=100, workers=2, progress=seen.append)
+    assert [e.to_dict() for e in two.entries] == [e.to_dict() for e in one.entries]
+    assert seen and seen[-1] == 90
