@@ -28,9 +28,9 @@ BOOTSTRAP_TAG])``):
   the entries' ratings sum to 0; an entry ``D`` points above another finishes ahead
   of it with probability ``1 / (1 + 10 ** (-D / 400))``.
 
-The matches are played here on the batched engine (as :func:`agurk_env.simulate.simulate`
-does, and with the same agents and deals) but keep only these per-match numbers, not
-game records: building records costs about ten times the play itself.
+The matches are played by :func:`agents.matches.play_matches`, the loop behind
+:func:`agurk_env.simulate.simulate` (same agents and deals), keeping only these
+per-match numbers, not game records: building records costs about ten times the play.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, act_seats
+from agents.base import Agent
+from agents.matches import play_matches
 from agurk_env import engine
 from agurk_env.rules import Rules
 
@@ -82,7 +83,7 @@ def places(winners: np.ndarray, out_round: np.ndarray) -> np.ndarray:
     return ((ordered[:, None, :] > key[:, :, None]) & first[:, None, :]).sum(2)
 
 
-def play_matches(
+def seat_stats(
     rules: Rules,
     agents: Sequence[Agent],
     n_matches: int,
@@ -92,17 +93,11 @@ def play_matches(
 ) -> SeatStats:
     """Play matches ``0..n_matches-1`` of ``seed`` with one agent per seat; return their :class:`SeatStats`.
 
-    The loop is :func:`agurk_env.simulate.simulate`'s (same deals, same agent calls)
-    without the records; near the end, slots that hold matches numbered ``n_matches``
-    or more are dropped from the batch. ``progress(n_done)`` is called as matches end.
+    The matches are played by :func:`agents.matches.play_matches` (the loop behind
+    ``simulate``), keeping only these numbers. ``progress(n_done)`` is called as matches end.
     """
-    if len(agents) != rules.players:
-        raise ValueError(f"need one agent per seat ({rules.players}), got {len(agents)}")
-    if n_matches < 1 or batch < 1:
-        raise ValueError(f"n_matches and batch must be >= 1, not {n_matches} and {batch}")
     sp = engine.spec(rules)
     n, p, h, a = n_matches, sp.players, sp.hand_size, sp.actions
-    batch = min(batch, n)
     every_trick = rules.scoring == "every_trick"
     res = SeatStats(
         win=np.zeros((n, p)),
@@ -112,19 +107,25 @@ def play_matches(
         place=np.zeros((n, p), np.int64),
         hands=np.zeros((n, p, a), np.int8),
     )
-    state = engine.init(rules, batch, seed)
-    res.hands[state.match_id] = state.hands
-    penalty = np.zeros((batch, p), np.int64)
-    rounds = np.zeros((batch, p), np.int64)
-    last = np.zeros((batch, p), np.int64)
-    out_round = np.full((batch, p), -1, np.int64)
+    slots = min(batch, n)
+    penalty = np.zeros((slots, p), np.int64)
+    rounds = np.zeros((slots, p), np.int64)
+    last = np.zeros((slots, p), np.int64)
+    out_round = np.full((slots, p), -1, np.int64)
     done = 0
-    while True:
-        legal = engine.unpack(engine.legal_bits(rules, state), a)
-        state = engine.play(rules, state, act_seats(rules, state, legal, agents))
+    for step in play_matches(rules, agents, n, seed, batch):
+        if step.kept is not None:
+            penalty, rounds, last, out_round = (x[step.kept] for x in (penalty, rounds, last, out_round))
+        state = step.after
         ended = np.flatnonzero(state.round_over)
         if not ended.size:
             continue
+        first = ended[(state.round_no[ended] == 0) & (state.match_id[ended] < n)]
+        if first.size:  # round 1's hands, rebuilt from the cards each seat played
+            cards = state.tricks[first].transpose(0, 2, 1).astype(np.int64)  # (k, P, H)
+            flat = ((np.arange(first.size)[:, None, None] * p + np.arange(p)[:, None]) * (a + 1) + cards + 1).ravel()
+            counts = np.bincount(flat, minlength=first.size * p * (a + 1)).reshape(first.size, p, a + 1)
+            res.hands[state.match_id[first]] = counts[:, :, 1:]
         pen = state.round_penalty[ended].astype(np.int64)
         penalty[ended] += pen
         rounds[ended] += state.tricks[ended, 0, :] >= 0
@@ -148,17 +149,7 @@ def play_matches(
             done += ids.size
             if progress is not None and ids.size:
                 progress(done)
-            if done >= n:
-                return res
-        state = engine.advance(rules, state)
-        if over.size:
-            new = over[state.match_id[over] < n]
-            res.hands[state.match_id[new]] = state.hands[new]
-            spare = state.match_id >= n
-            if spare.sum() * 4 >= state.batch:  # the tail: drop the slots no longer needed
-                live = np.flatnonzero(~spare)
-                state = state.take(live)
-                penalty, rounds, last, out_round = penalty[live], rounds[live], last[live], out_round[live]
+    return res
 
 
 def agent_seed(seed: int, players: int, rotation: int) -> int:
@@ -381,7 +372,7 @@ def play_rotation(
     p = rules.players
     seated = [specs[(s - rotation) % p] for s in range(p)]  # entry i sits in seat (i + rotation) % p
     agents = share(make_agents(",".join(seated), p, agent_seed(seed, p, rotation)))
-    return play_matches(rules, agents, deals, seed, batch=batch, progress=progress).rotate(rotation)
+    return seat_stats(rules, agents, deals, seed, batch=batch, progress=progress).rotate(rotation)
 
 
 _DONE: Any = None  # in a worker process: the shared per-rotation count of finished matches

@@ -520,8 +520,7 @@ def build_parser() -> argparse.ArgumentParser:
             "\n"
             "Seeds: match m of seed S is dealt the same cards whatever --batch is; seat s's agent\n"
             "draws its randomness from numpy.random.default_rng([S, s]). The same command line\n"
-            "always writes the same file; with the same --seed, --agents and --batch the file of\n"
-            "N matches holds the first N records of any longer run."
+            "always writes the same file."
         ),
         epilog=(
             "examples:\n"

@@ -47,6 +47,12 @@ class Recorder:
         self._legal = np.zeros((batch, h, p), np.int64) if with_legal else None
         self._legal_names: dict[int, list[str]] = {}
 
+    def keep(self, slots: np.ndarray) -> None:
+        """Follow a batch cut down to ``slots`` (old indices, in their new order)."""
+        self._rounds = [self._rounds[i] for i in slots.tolist()]
+        if self._legal is not None:
+            self._legal = self._legal[slots]
+
     def before_play(self, state: engine.State, legal_bits: np.ndarray) -> None:
         """Remember the legal card set ``(B,)`` of every player to move (only when ``with_legal``)."""
         if self._legal is None:

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from agents.base import Agent, act_seats
-from agurk_env import engine
+from agents.base import Agent
+from agents.matches import play_matches
 from agurk_env.records import Recorder
 from agurk_env.rules import Rules
 
@@ -44,29 +44,21 @@ def simulate(
         raise ValueError(f"need one agent per seat ({rules.players}), got {len(agents)}")
     if n_matches <= 0:
         return
-    batch = min(n_matches, 1024) if batch is None else int(batch)
+    batch = min(n_matches, 1024 if batch is None else int(batch))
     if batch < 1:
         raise ValueError(f"batch must be >= 1, not {batch}")
     recorder = Recorder(rules, batch, [agent.spec for agent in agents], with_legal=with_legal)
-    actions_n = engine.spec(rules).actions
-
-    state = engine.init(rules, batch, seed)
     pending: dict[int, dict[str, Any]] = {}
-    next_out = done = 0
-    while next_out < n_matches:
-        bits = engine.legal_bits(rules, state)
-        recorder.before_play(state, bits)
-        legal = engine.unpack(bits, actions_n)
-        actions = act_seats(rules, state, legal, agents)
-        state = engine.play(rules, state, actions)
-        for record in recorder.after_play(state):
+    next_out = 0
+    for step in play_matches(rules, agents, n_matches, seed, batch):
+        if step.kept is not None:
+            recorder.keep(step.kept)
+        recorder.before_play(step.before, step.legal_bits)
+        for record in recorder.after_play(step.after):
             if record["match"] < n_matches:
                 pending[record["match"]] = record
-                done += 1
                 if progress is not None:
-                    progress(done)
+                    progress(len(pending) + next_out)
         while next_out in pending:
             yield pending.pop(next_out)
             next_out += 1
-        if next_out < n_matches:
-            state = engine.advance(rules, state)

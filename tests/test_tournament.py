@@ -53,7 +53,7 @@ def test_match_numbers_equal_the_game_records(preset: str, overrides: dict) -> N
     specs = ",".join(["shed", "guard", "counter", "ducker", "guard"][: rules.players])
     n = 24
     records = list(simulate(rules, make_agents(specs, rules.players, 0), n, seed=3, batch=n))
-    stats = T.play_matches(rules, make_agents(specs, rules.players, 0), n, seed=3, batch=9)
+    stats = T.seat_stats(rules, make_agents(specs, rules.players, 0), n, seed=3, batch=9)
     for m, rec in enumerate(records):
         expected = _expected_from_record(rec, rules)
         for field, value in expected.items():
