@@ -16,7 +16,7 @@ CARDS: tuple[str, ...] = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q"
 
 DECK_SIZE = 52
 
-_CHOICES: dict[str, tuple[str, ...]] = {
+CHOICES: dict[str, tuple[str, ...]] = {
     "ace": ("high", "low", "low_in_last_trick"),
     "first_leader": ("left_of_dealer", "dealer"),
     "beat_target": ("highest", "previous"),
@@ -90,7 +90,7 @@ class Rules:
     """Lives per seat; 0 plays points mode."""
 
     def __post_init__(self) -> None:
-        if self.ace_points is None and self.ace in _CHOICES["ace"]:
+        if self.ace_points is None and self.ace in CHOICES["ace"]:
             object.__setattr__(self, "ace_points", 1 if self.ace == "low" else 14)
         _validate(self)
 
@@ -185,7 +185,7 @@ def parse_option(name: str, text: str) -> Any:
 
 
 def _validate(r: Rules) -> None:
-    for name, allowed in _CHOICES.items():
+    for name, allowed in CHOICES.items():
         value = getattr(r, name)
         if value not in allowed:
             raise RulesError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")

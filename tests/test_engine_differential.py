@@ -16,21 +16,8 @@ import pytest
 from replay import replay_record
 
 from agents.random_agent import RandomAgent
-from agurk_env.rules import PRESETS, Rules, RulesError
+from agurk_env.rules import CHOICES, PRESETS, Rules, RulesError
 from agurk_env.simulate import simulate
-
-CHOICES = {
-    "ace": ("high", "low", "low_in_last_trick"),
-    "first_leader": ("left_of_dealer", "dealer"),
-    "beat_target": ("highest", "previous"),
-    "equal_beats": ("always", "not_last_trick", "never"),
-    "beat_choice": ("forced", "nearest", "optional"),
-    "ace_lock": ("none", "led", "any"),
-    "scoring": ("last_trick", "every_trick"),
-    "last_trick_ties": ("all", "winner"),
-    "limit_rule": ("reach", "exceed"),
-    "match_end": ("last_standing", "first_out"),
-}
 
 
 def preset_rules(preset: str, players: int) -> Rules:

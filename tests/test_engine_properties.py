@@ -15,20 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from agurk_env import engine
-from agurk_env.rules import PRESETS, Rules, RulesError
-
-_CHOICES = {
-    "ace": ("high", "low", "low_in_last_trick"),
-    "first_leader": ("left_of_dealer", "dealer"),
-    "beat_target": ("highest", "previous"),
-    "equal_beats": ("always", "not_last_trick", "never"),
-    "beat_choice": ("forced", "nearest", "optional"),
-    "ace_lock": ("none", "led", "any"),
-    "scoring": ("last_trick", "every_trick"),
-    "last_trick_ties": ("all", "winner"),
-    "limit_rule": ("reach", "exceed"),
-    "match_end": ("last_standing", "first_out"),
-}
+from agurk_env.rules import CHOICES, PRESETS, Rules, RulesError
 
 
 @st.composite
@@ -37,7 +24,7 @@ def any_rules(draw: st.DrawFn) -> Rules:
     players = draw(st.integers(2, 8))
     preset = draw(st.sampled_from([None, *PRESETS]))
     if preset is None:
-        options = {name: draw(st.sampled_from(values)) for name, values in _CHOICES.items()}
+        options = {name: draw(st.sampled_from(values)) for name, values in CHOICES.items()}
         options["jokers"] = draw(st.integers(0, 2))
         options["twos_rule"] = draw(st.booleans())
         if draw(st.booleans()):
