@@ -410,6 +410,34 @@ def _cmd_bench_engine(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_env(args: argparse.Namespace) -> int:
+    """AEC turns per second beside PettingZoo's leduc_holdem_v4, and sb3_vec_env learner steps per second."""
+    from agurk_env.env_bench import bench_env
+
+    _positive("--seconds", args.seconds)
+    _positive("--n-envs", args.n_envs)
+    rules = _resolve_rules(args.rules, args.set)
+    result = bench_env(seconds=args.seconds, rules=rules, n_envs=args.n_envs, seed=args.seed)
+    if args.json:
+        print(json.dumps(result, default=str))
+        return 0
+
+    def rate(key: str) -> str:
+        value = result.get(key)
+        if value is None:
+            return f"{'n/a':>12} ({result.get(key.replace('_per_s', '_error'))})"
+        return f"{value:>12,.0f}"
+
+    print(f"rules          {_rules_label(args.rules, args.set)}, {rules.players} players")
+    print(f"AEC env        {rate('turns_per_s')} turns/s (random legal play, one game)")
+    print(f"leduc_holdem   {rate('leduc_turns_per_s')} turns/s (PettingZoo leduc_holdem_v4, same loop)")
+    if result.get("ratio") is not None:
+        print(f"ratio          {result['ratio']:>12.2f}x  (Agurk AEC / Leduc)")
+    games = result.get("sb3_n_envs")
+    print(f"sb3_vec_env    {rate('sb3_steps_per_s')} learner steps/s ({games} games, random opponents)")
+    return 0
+
+
 # ----------------------------------------------------------------------------- train
 
 
@@ -744,6 +772,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.set_defaults(func=_cmd_bench_engine)
     b = bench_sub.add_parser(
+        "env",
+        help="environment speed: AEC turns/s beside PettingZoo's leduc_holdem_v4, and sb3_vec_env steps/s",
+        formatter_class=_Formatter,
+        description=(
+            "Plays random legal turns through the PettingZoo AEC env (one game) and through PettingZoo's\n"
+            "leduc_holdem_v4 with the same loop, in this process, for about --seconds each, then steps\n"
+            "sb3_vec_env (--n-envs games on the batched engine) with random opponents."
+        ),
+        epilog="examples:\n  agurk bench env\n  agurk bench env --seconds 10 --json",
+    )
+    _add_rules_options(b)
+    b.add_argument("--seconds", metavar="S", type=float, default=3.0, help="time per measurement (> 0; default: 3)")
+    b.add_argument("--n-envs", metavar="N", type=int, default=1024, help="sb3_vec_env games (> 0; default: 1024)")
+    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed (default: 0)")
+    b.add_argument("--json", action="store_true", help="print one JSON object with every figure")
+    b.set_defaults(func=_cmd_bench_env)
+    b = bench_sub.add_parser(
         "train",
         help="learner decisions per second: fast PPO trainer vs SB3 MaskablePPO, same network",
         formatter_class=_Formatter,
@@ -751,7 +796,7 @@ def build_parser() -> argparse.ArgumentParser:
             "Trains for about --seconds each, in this process: the fast trainer (training/ppo.py) in\n"
             "self-play and against random opponents, then sb3-contrib's MaskablePPO on sb3_vec_env\n"
             "against random opponents, all with the same network (MLP 362-128-128, linear heads) and\n"
-            "PPO settings. A decision is one card chosen by the learner, collected and trained on;\n"
+            "PPO settings (the quickstart's). A decision is one card chosen by the learner, collected and trained on;\n"
             "the rate is decisions over wall time after one warm-up update."
         ),
         epilog="examples:\n  agurk bench train\n  agurk bench train --seconds 30 --json",

@@ -1,0 +1,179 @@
+"""Environment throughput: the AEC env beside PettingZoo's ``leduc_holdem_v4``, and the SB3 ``VecEnv``.
+
+:func:`bench_env` returns a plain dict (JSON-ready) for ``agurk bench env``. Every
+figure is measured in the same process, one after the other, on one core (call
+:func:`agurk_env.bench.pin_threads` before NumPy is imported, as the CLI does).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+
+
+def aec_turns_per_s(make_env: Callable[[], Any], seconds: float, seed: int = 0) -> dict[str, float]:
+    """Random legal play with PettingZoo's standard loop for about ``seconds``.
+
+    Each turn is ``last()``, a uniformly random card from the ``action_mask`` and
+    ``step()``; the dead steps at an episode's end and the resets are timed but not
+    counted as turns. Both environments run this same loop.
+    """
+    env = make_env()
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    turns = episodes = 0
+    start = time.perf_counter()
+    while True:
+        for _agent in env.agent_iter():
+            obs, _reward, terminated, truncated, _info = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.integers(legal.size)]))
+            turns += 1
+        episodes += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            break
+        env.reset()
+    env.close()
+    return {"turns": turns, "episodes": episodes, "seconds": elapsed, "turns_per_s": turns / elapsed}
+
+
+def _null_env(players: int = 4, tricks: int = 7, size: int = 0, actions: int = 13) -> Any:
+    """A do-nothing AEC env (wrapped like ours) with Agurk's shapes: the floor of the timing loop.
+
+    Every turn it returns a fresh observation vector and mask and moves to the next agent;
+    a round ends after ``players * tricks`` turns. No game, no rules: whatever an
+    environment does per turn comes on top of this figure.
+    """
+    import gymnasium
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+
+    from agurk_env.observation import SIZE
+
+    class NullEnv(AECEnv):
+        metadata: ClassVar[dict[str, Any]] = {"name": "null_v0", "render_modes": []}
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.possible_agents = [f"player_{i}" for i in range(players)]
+            self._space = gymnasium.spaces.Discrete(actions)
+            self._obs = np.zeros(size or SIZE, np.float32)
+            self._mask = np.ones(actions, np.int8)
+
+        def observation_space(self, agent: str) -> Any:
+            return None
+
+        def action_space(self, agent: str) -> Any:
+            return self._space
+
+        def observe(self, agent: str) -> dict[str, np.ndarray]:
+            return {"observation": self._obs.copy(), "action_mask": self._mask.copy()}
+
+        def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+            self.agents = list(self.possible_agents)
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+            self.terminations = dict.fromkeys(self.agents, False)
+            self.truncations = dict.fromkeys(self.agents, False)
+            self.infos = {a: {} for a in self.agents}
+            self.agent_selection, self._turn = self.agents[0], 0
+
+        def step(self, action: int | None) -> None:
+            if self.terminations[self.agent_selection]:
+                self._was_dead_step(action)
+                return
+            self._cumulative_rewards[self.agent_selection] = 0.0
+            self._clear_rewards()
+            self._turn += 1
+            if self._turn == players * tricks:
+                for agent in self.agents:
+                    self.terminations[agent] = True
+                    self.rewards[agent] = -1.0
+            self.agent_selection = self.possible_agents[self._turn % players]
+            self._accumulate_rewards()
+
+    return wrappers.OrderEnforcingWrapper(NullEnv())
+
+
+def vec_env_steps_per_s(n_envs: int, seconds: float, rules: str = "standard", seed: int = 0) -> dict[str, float]:
+    """``sb3_vec_env(n_envs)`` stepped with random legal learner cards (random opponents) for about ``seconds``.
+
+    A learner step is one learner card in one game, with every opponent card up to the
+    learner's next turn, the observation, the auto-reset and the infos.
+    """
+    from agents.random_agent import random_legal
+    from agurk_env import engine
+    from agurk_env.single_agent import sb3_vec_env
+
+    venv = sb3_vec_env(n_envs, rules=rules, opponents="random")
+    venv.seed(seed)
+    venv.reset()
+    rng = np.random.default_rng(seed)
+    steps = episodes = 0
+    start = time.perf_counter()
+    while True:
+        _obs, _rewards, dones, _infos = venv.step(random_legal(engine.pack(venv.action_masks()), rng))
+        steps += 1
+        episodes += int(dones.sum())
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            break
+    return {
+        "steps": steps * n_envs,
+        "episodes": episodes,
+        "seconds": elapsed,
+        "steps_per_s": steps * n_envs / elapsed,
+        "n_envs": n_envs,
+    }
+
+
+def bench_env(seconds: float = 3.0, rules: str = "standard", n_envs: int = 1024, seed: int = 0) -> dict[str, Any]:
+    """AEC turns/s beside ``leduc_holdem_v4`` in the same run, and ``sb3_vec_env`` learner steps/s.
+
+    Args:
+        seconds: Time for each of the four measurements.
+        rules: The preset the Agurk environments play.
+        n_envs: Games in the measured ``sb3_vec_env``.
+        seed: Seed of the deals and of the random cards.
+
+    Returns:
+        ``turns_per_s`` (the Agurk AEC env, round episodes), ``leduc_turns_per_s`` (None when
+        PettingZoo's classic extras are missing; ``leduc_error`` says why), ``ratio`` (Agurk
+        over Leduc), ``sb3_steps_per_s`` and ``sb3_n_envs`` (None and ``sb3_error`` without
+        stable-baselines3), ``floor_turns_per_s`` (a do-nothing AEC env with Agurk's shapes
+        through the same wrapper and loop: no AEC env can beat it) and ``floor_ratio`` (over
+        Leduc), with the raw counts under ``agurk``, ``leduc`` and ``sb3``.
+    """
+    from agurk_env.aec_env import env
+
+    agurk = aec_turns_per_s(lambda: env(rules), seconds, seed)
+    result: dict[str, Any] = {"rules": rules, "seconds": seconds, "turns_per_s": agurk["turns_per_s"], "agurk": agurk}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # PettingZoo's old env-creation API notice
+            from pettingzoo.classic import leduc_holdem_v4
+    except ImportError as e:
+        result.update(leduc_turns_per_s=None, ratio=None, leduc_error=f"{e} (pip install rlcard pygame-ce)")
+    else:
+        leduc = aec_turns_per_s(leduc_holdem_v4.env, seconds, seed)
+        result.update(leduc_turns_per_s=leduc["turns_per_s"], ratio=agurk["turns_per_s"] / leduc["turns_per_s"])
+        result["leduc"] = leduc
+    floor = aec_turns_per_s(_null_env, seconds, seed)
+    result["floor_turns_per_s"] = floor["turns_per_s"]  # a do-nothing AEC env through the same loop
+    if result["leduc_turns_per_s"]:
+        result["floor_ratio"] = floor["turns_per_s"] / result["leduc_turns_per_s"]
+    try:
+        vec = vec_env_steps_per_s(n_envs, seconds, rules, seed)
+    except ImportError as e:
+        result.update(sb3_steps_per_s=None, sb3_n_envs=n_envs, sb3_error=f"{e}")
+    else:
+        result.update(sb3_steps_per_s=vec["steps_per_s"], sb3_n_envs=n_envs, sb3=vec)
+    return result

@@ -1,0 +1,502 @@
+"""One learner against opponent agents: a gymnasium ``Env`` and a stable-baselines3 ``VecEnv``.
+
+Both run on the batched engine through one core, :class:`LearnerGames`: ``n`` games in
+one engine state, a learner seat in each; after the learner's card the opponents' cards
+are played, in the batch, until the learner is to move again in every game. Episodes end
+and restart inside it (auto-reset), so the ``VecEnv`` never waits on a Python loop over
+games.
+
+* :func:`single_agent_env` returns :class:`AgurkEnv`, a ``gymnasium.Env`` (one game).
+* :func:`sb3_vec_env` returns an ``AgurkVecEnv``, an SB3 ``VecEnv`` of ``n_envs`` games
+  (stable-baselines3 is imported only then).
+
+Both have ``action_masks()``, so ``sb3_contrib.MaskablePPO`` trains on them directly.
+
+Spaces: the observation is :func:`agurk_env.observation.observe` for the learner's seat
+(``Box(0, high, (SIZE,), float32)``); the action ``i`` plays ``CARDS[i]``
+(``Discrete(13)``, 14 with jokers). Rewards and episodes are those of the AEC
+environment (:mod:`agurk_env.aec_env`): ``episode="round"`` gives ``-penalty / limit`` at
+the end of each round and goes on with the next round of the match (a new match once
+the match is over or the learner is out); ``episode="match"`` gives the placement
+reward when the learner leaves the match or it ends.
+
+Opponents: ``opponents`` is an agent spec (``agurk agents``; ``"random"`` for now) for
+every other seat, or ``players - 1`` comma-separated specs for the seats after the
+learner's, clockwise. ``seat`` fixes the learner's seat; ``None`` draws it at random for
+each match.
+
+Seeds: ``reset(seed=S)`` deals games ``0..n-1`` matches ``0..n-1`` of seed ``S`` (game
+``i`` of a ``VecEnv`` plays match ``i``; later matches take the next unused numbers, as
+in the engine) and seeds the opponents with ``make_agents(opponents, players, S)``.
+
+Illegal actions: ``illegal="lowest"`` (the default) plays the first legal card in action
+order instead and sets ``info["illegal"]``, so unmasked agents and the API checkers can
+step; ``illegal="raise"`` raises ``ValueError`` like the AEC environment.
+"""
+
+from __future__ import annotations
+
+import functools
+import secrets
+from typing import Any, ClassVar
+
+import gymnasium
+import numpy as np
+
+from agents.random_agent import RandomAgent, random_legal
+from agents.registry import make_agents
+from agurk_env import engine, observation
+from agurk_env.aec_env import (
+    EPISODES,
+    RENDER_MODES,
+    check_choice,
+    illegal_message,
+    make_rules,
+    observation_box,
+    placement_rewards,
+    render_text,
+    round_rewards,
+)
+from agurk_env.rules import Rules
+
+ILLEGAL: tuple[str, ...] = ("lowest", "raise")
+"""What an illegal learner action does: play the first legal card instead, or raise."""
+
+_FIRST = engine.KTH_MEMBER[:, 0].astype(np.int64)  # card set -> its first card in action order
+
+
+def _merge(active: np.ndarray, new: engine.State, old: engine.State) -> engine.State:
+    """``new`` in the games ``active``, ``old`` elsewhere (fields the step left alone are shared)."""
+    fields = []
+    for n_, o_ in zip(new, old, strict=True):
+        if n_ is o_ or not isinstance(n_, np.ndarray):
+            fields.append(n_)
+        else:
+            fields.append(np.where(active.reshape(-1, *(1,) * (n_.ndim - 1)), n_, o_))
+    return engine.State(*fields)
+
+
+def _opponent_cards(agent: Any, rules: Rules, st: engine.State, games: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """``agent``'s cards in ``games`` of ``st``, whose legal card sets are ``bits[games]``.
+
+    A random agent draws straight from the card sets (the same distribution as its
+    ``act``); an agent with ``sees_all`` takes an :class:`agents.base.Decision`; any
+    other agent takes the ``(k, A)`` legal masks.
+    """
+    if isinstance(agent, RandomAgent) and hasattr(agent, "rng"):
+        return random_legal(bits[games], agent.rng)
+    legal = engine.unpack(bits[games], rules.num_actions)
+    if hasattr(agent, "sees_all"):
+        from agents.base import decide
+
+        return decide(agent, rules, st, games, legal)
+    return agent.act(legal)
+
+
+class LearnerGames:
+    """``n`` games on one batched engine state, each with one learner seat; opponents move in between.
+
+    Call :meth:`reset` first. Between calls every game waits for its learner's card:
+    :meth:`observe` and :meth:`legal_bits` describe that moment, :meth:`step` plays the
+    learner's cards and everything up to the learner's next turn.
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        n: int,
+        opponents: str = "random",
+        seat: int | None = None,
+        episode: str = "round",
+        illegal: str = "lowest",
+    ) -> None:
+        check_choice("episode", episode, EPISODES)
+        check_choice("illegal", illegal, ILLEGAL)
+        p = rules.players
+        if seat is not None and not 0 <= seat < p:
+            raise ValueError(f"seat must be in 0..{p - 1} or None, not {seat!r}")
+        if n < 1:
+            raise ValueError(f"the number of games must be >= 1, not {n}")
+        specs = [s.strip() for s in opponents.split(",")]
+        if len(specs) not in (1, p - 1):
+            raise ValueError(f"give one opponent spec or {p - 1} (one per other seat), not {len(specs)}: {opponents!r}")
+        self.rules, self.n, self.episode, self.illegal = rules, n, episode, illegal
+        self.fixed_seat = seat
+        self.opponent_specs = specs * (p - 1) if len(specs) == 1 else specs
+        make_agents(",".join(["random", *self.opponent_specs]), p, 0)  # report a bad spec now
+        self._actions = rules.num_actions
+        self.state: engine.State | None = None
+        self._bits: np.ndarray | None = None  # the learners' legal card sets, once computed
+        self.seat = np.zeros(n, np.int64)
+        self._groups: list[tuple[Any, np.ndarray]] = []  # (agent, relative seats it plays)
+
+    # ------------------------------------------------------------------ setup
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start new matches in every game: matches ``0..n-1`` of ``seed``, or the next ones of the current seed."""
+        if seed is not None or self.state is None:
+            seed = int(seed) if seed is not None else secrets.randbits(63)
+            self._seed_rngs(seed)
+            st = engine.init(self.rules, self.n, seed)
+        else:
+            done = np.ones(self.n, bool)
+            st = engine.advance(self.rules, self.state._replace(round_over=done, match_over=done))
+        self._draw_seats(np.arange(self.n))
+        self.state, self._bits = self._to_learner(st), None
+
+    def _seed_rngs(self, seed: int) -> None:
+        """Build the opponents (one group for all seats, or one per seat) and the seat generator for ``seed``."""
+        p = self.rules.players
+        seed %= 2**63  # the agents' generators take seeds >= 0
+        agents = make_agents(",".join(["random", *self.opponent_specs]), p, seed)[1:]
+        if len(set(self.opponent_specs)) == 1:  # one agent object serves every opponent seat
+            self._groups = [(agents[0], np.arange(1, p))]
+        else:
+            self._groups = [(agent, np.array([r + 1])) for r, agent in enumerate(agents)]
+        self._seat_rng = np.random.default_rng([seed, 0x5EA7])
+
+    def _draw_seats(self, games: np.ndarray) -> None:
+        """Give the learner of each of ``games`` its seat for a new match."""
+        if self.fixed_seat is not None:
+            self.seat[games] = self.fixed_seat
+        else:
+            self.seat[games] = self._seat_rng.integers(0, self.rules.players, games.size)
+
+    # ------------------------------------------------------------------ the learner's view
+
+    def legal_bits(self) -> np.ndarray:
+        """``(n,)`` card sets the learners may play now."""
+        if self._bits is None:
+            self._bits = engine.legal_bits(self.rules, self.state)
+        return self._bits
+
+    def action_masks(self) -> np.ndarray:
+        """``(n, A)`` bool legal masks of the learners."""
+        return engine.unpack(self.legal_bits(), self._actions)
+
+    def observe(self, games: np.ndarray | None = None) -> np.ndarray:
+        """``(n, SIZE)`` float32 observations of the learners (or of ``games`` only)."""
+        if games is None:
+            return observation.observe(self.rules, self.state, self.seat)
+        return observation.observe(self.rules, self.state.take(games), self.seat[games])
+
+    # ------------------------------------------------------------------ stepping
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+        """Play the learners' cards, then everything up to their next turn.
+
+        Returns ``(rewards, dones, illegal, terminal)``: float32 and bool ``(n,)`` arrays,
+        and the last observation of each game whose episode ended, by game index (that
+        game has already moved on to its next episode).
+        """
+        rules = self.rules
+        actions = np.asarray(actions, dtype=np.int64).reshape(self.n)
+        bits = self.legal_bits()
+        in_range = (actions >= 0) & (actions < self._actions)
+        illegal = ~in_range | ((bits >> np.where(in_range, actions, 0)) & 1 == 0)
+        if illegal.any():
+            if self.illegal == "raise":
+                g = int(np.flatnonzero(illegal)[0])
+                who = f"the learner (seat {int(self.seat[g])}) in game {g}"
+                raise ValueError(illegal_message(who, actions[g], int(bits[g]), self._actions))
+            actions = np.where(illegal, _FIRST[bits], actions)
+        st = engine.play(rules, self.state, actions)
+        rewards = np.zeros(self.n, np.float32)
+        dones = np.zeros(self.n, bool)
+        terminal: dict[int, np.ndarray] = {}
+        while True:
+            if st.round_over.any():
+                st = self._end_rounds(st, rewards, dones, terminal)
+            waiting = st.cur == self.seat
+            if waiting.all():
+                break
+            st = self._opponents_play(st, waiting)
+        self.state, self._bits = st, None
+        return rewards, dones, illegal, terminal
+
+    def _to_learner(self, st: engine.State) -> engine.State:
+        """Play the opponents until every learner is to move (after a reset; no round can end)."""
+        while True:
+            waiting = st.cur == self.seat
+            if waiting.all():
+                return st
+            st = self._opponents_play(st, waiting)
+
+    def _opponents_play(self, st: engine.State, waiting: np.ndarray) -> engine.State:
+        """One card in every game where an opponent is to move; the games in ``waiting`` are left as they are."""
+        bits = engine.legal_bits(self.rules, st)
+        actions = _FIRST[bits]  # a legal card for the waiting games, whose play is thrown away
+        if len(self._groups) == 1:
+            plan = [(self._groups[0][0], np.flatnonzero(~waiting))]
+        else:
+            rel = (st.cur - self.seat) % self.rules.players
+            plan = [(agent, np.flatnonzero(rel == seats[0])) for agent, seats in self._groups]
+        for agent, games in plan:
+            if not games.size:
+                continue
+            actions[games] = _opponent_cards(agent, self.rules, st, games, bits)
+        new = engine.play(self.rules, st, actions)
+        return new if not waiting.any() else _merge(~waiting, new, st)
+
+    def _end_rounds(
+        self, st: engine.State, rewards: np.ndarray, dones: np.ndarray, terminal: dict[int, np.ndarray]
+    ) -> engine.State:
+        """Score the games whose round ended, record finished episodes, and deal their next round or match."""
+        ended = st.round_over
+        seat = self.seat
+        rows = np.arange(self.n)
+        if self.episode == "round":
+            rewards += np.where(ended, round_rewards(self.rules, st)[rows, seat], 0.0)
+            done = ended
+        else:
+            finished, placement = placement_rewards(self.rules, st)
+            done = ended & finished[rows, seat]
+            rewards += np.where(done, placement[rows, seat], 0.0)
+        dones |= done
+        idx = np.flatnonzero(done)
+        if idx.size:
+            last = observation.observe(self.rules, st.take(idx), seat[idx])
+            terminal.update(zip(idx.tolist(), last, strict=True))
+        restart = ended & (st.match_over | ~st.alive[rows, seat])
+        if restart.any():
+            self._draw_seats(np.flatnonzero(restart))
+            st = st._replace(match_over=st.match_over | restart)
+        return engine.advance(self.rules, st)
+
+    def render(self, game: int = 0) -> str:
+        """Game ``game`` as text, showing the learner's hand only."""
+        names = [f"player_{s}" for s in range(self.rules.players)]
+        names[int(self.seat[game])] += " (learner)"
+        return render_text(self.rules, self.state, names, game=game, show=int(self.seat[game]))
+
+
+# ----------------------------------------------------------------------------- gymnasium
+
+
+class AgurkEnv(gymnasium.Env):
+    """One learner seat against opponent agents, as a ``gymnasium.Env`` (see the module docstring).
+
+    ``info`` holds ``action_mask`` (bool) on every reset and step, and ``illegal`` on steps.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": RENDER_MODES}
+
+    def __init__(
+        self,
+        rules: str | Rules = "standard",
+        opponents: str = "random",
+        seat: int | None = None,
+        episode: str = "round",
+        render_mode: str | None = None,
+        illegal: str = "lowest",
+        **options: Any,
+    ) -> None:
+        check_choice("render_mode", render_mode, [None, *RENDER_MODES])
+        self.rules = make_rules(rules, **options)
+        self.render_mode = render_mode
+        self.games = LearnerGames(self.rules, 1, opponents, seat, episode, illegal)
+        self.observation_space = observation_box(self.rules)
+        self.action_space = gymnasium.spaces.Discrete(self.rules.num_actions)
+        self._episode_over = True
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        """Start an episode: match 0 of ``seed``; without a seed, the episode already dealt or the next match."""
+        super().reset(seed=seed)
+        if seed is not None:
+            self.games.reset(seed)
+        elif self.games.state is None:
+            self.games.reset(int(self.np_random.integers(2**63 - 1)))
+        elif not self._episode_over:
+            self.games.reset()  # abandon the episode in play: the next match number
+        self._episode_over = False
+        return self.games.observe()[0], {"action_mask": self.action_masks()}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Play the learner's card and the opponents' up to its next turn (or the episode's end)."""
+        if self.games.state is None:
+            raise RuntimeError("call reset() before step()")
+        rewards, dones, illegal, terminal = self.games.step(np.asarray([action]))
+        done = bool(dones[0])
+        obs = terminal[0] if done else self.games.observe()[0]
+        self._episode_over = done
+        mask = np.zeros(self.rules.num_actions, bool) if done else self.action_masks()
+        if self.render_mode == "human":
+            self.render()
+        return obs, float(rewards[0]), done, False, {"action_mask": mask, "illegal": bool(illegal[0])}
+
+    def action_masks(self) -> np.ndarray:
+        """``(A,)`` bool: the cards the learner may play now."""
+        return self.games.action_masks()[0]
+
+    def render(self) -> str | None:
+        """The table as text (``"ansi"``) or printed (``"human"``)."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        if self.games.state is None:
+            raise RuntimeError("call reset() before render()")
+        text = self.games.render()
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+
+def single_agent_env(
+    rules: str | Rules = "standard", opponents: str = "random", seat: int | None = None, **options: Any
+) -> AgurkEnv:
+    """A ``gymnasium.Env`` where one learner plays ``opponents`` (see the module docstring).
+
+    Args:
+        rules: A preset name or a :class:`Rules`.
+        opponents: An agent spec for every other seat, or ``players - 1`` comma-separated specs.
+        seat: The learner's seat; ``None`` draws one per match.
+        **options: ``episode``, ``render_mode``, ``illegal``, and rule options (``players=5``, ...).
+    """
+    return AgurkEnv(rules, opponents, seat, **options)
+
+
+# ----------------------------------------------------------------------------- stable-baselines3
+
+
+class _VecEnvMethods:
+    """The body of ``AgurkVecEnv``; the class itself is built on first use, when SB3 is imported."""
+
+    def __init__(
+        self,
+        n_envs: int,
+        rules: str | Rules = "standard",
+        opponents: str = "random",
+        seat: int | None = None,
+        episode: str = "round",
+        render_mode: str | None = None,
+        illegal: str = "lowest",
+        **options: Any,
+    ) -> None:
+        check_choice("render_mode", render_mode, [None, *RENDER_MODES])
+        self.rules = make_rules(rules, **options)
+        self.games = LearnerGames(self.rules, n_envs, opponents, seat, episode, illegal)
+        self.render_mode = render_mode
+        self._actions: np.ndarray | None = None
+        super().__init__(n_envs, observation_box(self.rules), gymnasium.spaces.Discrete(self.rules.num_actions))
+
+    def reset(self) -> np.ndarray:
+        """Start new matches in every game (seed from :meth:`seed` if set) and return the observations."""
+        seed = self._seeds[0]
+        if seed is None and self.games.state is None:
+            seed = secrets.randbits(63)
+        self.games.reset(seed)
+        self._reset_seeds()
+        self._reset_options()
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        return self.games.observe()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Store the learners' actions for :meth:`step_wait`."""
+        self._actions = np.asarray(actions)
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        """Play the stored actions; finished games restart (``terminal_observation`` in their info)."""
+        if self._actions is None:
+            raise RuntimeError("step_async() must come before step_wait()")
+        rewards, dones, illegal, terminal = self.games.step(self._actions)
+        self._actions = None
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        for g, last in terminal.items():
+            infos[g]["terminal_observation"] = last
+            infos[g]["TimeLimit.truncated"] = False
+        if illegal.any():
+            for g in np.flatnonzero(illegal).tolist():
+                infos[g]["illegal"] = True
+        return self.games.observe(), rewards, dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        """``(n_envs, A)`` bool legal masks of the learners."""
+        return self.games.action_masks()
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def seed(self, seed: int | None = None) -> list[int | None]:
+        """Use ``seed`` for the next reset: game ``i`` plays match ``i`` of that one seed."""
+        if seed is None:
+            seed = secrets.randbits(63)
+        self._seeds = [int(seed)] * self.num_envs
+        return list(self._seeds)
+
+    def _indices(self, indices: Any) -> list[int]:
+        """The game indices an SB3 ``indices`` argument names."""
+        if indices is None:
+            return list(range(self.num_envs))
+        if isinstance(indices, int | np.integer):
+            return [int(indices)]
+        return [int(i) for i in indices]
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        """The attribute of this (shared) environment, once per game named."""
+        value = getattr(self, attr_name)
+        return [value] * len(self._indices(indices))
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        """Set an attribute on this (shared) environment."""
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
+        """``action_masks``: each game's mask; ``render``: each game's text; other methods: called once per game."""
+        idx = self._indices(indices)
+        if method_name == "action_masks":
+            return list(self.action_masks()[idx])
+        if method_name == "render":
+            return [self.games.render(g) for g in idx]
+        method = getattr(self, method_name)
+        return [method(*method_args, **method_kwargs) for _ in idx]
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        """No game is wrapped."""
+        return [False] * len(self._indices(indices))
+
+    def get_images(self) -> list[None]:
+        """No images: render as text."""
+        return [None] * self.num_envs
+
+    def render(self, mode: str | None = None) -> str | None:
+        """Game 0 as text (``"ansi"``) or printed (``"human"``)."""
+        mode = mode or self.render_mode
+        if mode is None or self.games.state is None:
+            return None
+        text = self.games.render(0)
+        if mode == "ansi":
+            return text
+        print(text)
+        return None
+
+
+@functools.cache
+def _vec_env_class() -> type:
+    """``AgurkVecEnv``: :class:`_VecEnvMethods` on stable-baselines3's ``VecEnv`` (imports SB3)."""
+    try:
+        from stable_baselines3.common.vec_env import VecEnv
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise ImportError("sb3_vec_env needs stable-baselines3: pip install 'agurk-rl[rl]'") from e
+    cls = type("AgurkVecEnv", (_VecEnvMethods, VecEnv), {"__module__": __name__})
+    cls.__doc__ = "An SB3 ``VecEnv`` of ``n_envs`` Agurk games on one batched engine state (see :func:`sb3_vec_env`)."
+    return cls
+
+
+def __getattr__(name: str) -> Any:
+    """``AgurkVecEnv`` is built on first access (it imports stable-baselines3)."""
+    if name == "AgurkVecEnv":
+        return _vec_env_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def sb3_vec_env(n_envs: int, rules: str | Rules = "standard", opponents: str = "random", **options: Any) -> Any:
+    """A stable-baselines3 ``VecEnv`` of ``n_envs`` games on the batched engine, with ``action_masks()``.
+
+    Args:
+        n_envs: Games in the batch (one learner each).
+        rules: A preset name or a :class:`Rules`.
+        opponents: An agent spec for every other seat, or ``players - 1`` comma-separated specs.
+        **options: ``seat``, ``episode``, ``render_mode``, ``illegal``, and rule options.
+    """
+    return _vec_env_class()(n_envs, rules, opponents, **options)
