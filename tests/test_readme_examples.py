@@ -1,4 +1,4 @@
-"""The environment examples of docs/env.md run exactly as written."""
+"""The environment examples of the README run exactly as written."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "env.md"
+DOC = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def _python_blocks() -> list[str]:
