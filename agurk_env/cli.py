@@ -410,6 +410,27 @@ def _cmd_bench_engine(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_search(args: argparse.Namespace) -> int:
+    """Decisions per second of a search agent, one game at a time and in a batch."""
+    from agents.registry import AgentSpecError, parse_spec
+    from agurk_env import bench
+
+    _positive("--seconds", args.seconds)
+    _positive("--batch", args.batch)
+    try:
+        parse_spec(args.agent)
+    except AgentSpecError as e:
+        raise CliError(str(e)) from None
+    result = bench.bench_search(args.agent, seconds=args.seconds, batch=args.batch, seed=args.seed)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"agent      {args.agent} (standard rules, 4 players, mid-round positions)")
+    print(f"single     {result['single_decisions_per_s']:>10,.1f} decisions/s  (one game per call)")
+    print(f"batched    {result['batched_decisions_per_s']:>10,.1f} decisions/s  ({args.batch} games per call)")
+    return 0
+
+
 def _cmd_bench_env(args: argparse.Namespace) -> int:
     """AEC turns per second beside PettingZoo's leduc_holdem_v4, and sb3_vec_env learner steps per second."""
     from agurk_env.env_bench import bench_env
@@ -788,6 +809,23 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--seed", metavar="S", type=int, default=0, help="seed (default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object with every figure")
     b.set_defaults(func=_cmd_bench_env)
+    b = bench_sub.add_parser(
+        "search",
+        help="decisions per second of a search agent (pimc by default)",
+        formatter_class=_Formatter,
+        description=(
+            "Asks the agent for decisions in mid-round standard positions for about --seconds,\n"
+            "one game per call (as an environment does) and --batch games per call (as a\n"
+            "tournament does), and prints both rates."
+        ),
+        epilog="examples:\n  agurk bench search\n  agurk bench search --agent pimc:worlds=64 --json",
+    )
+    b.add_argument("--agent", metavar="SPEC", default="pimc", help="agent spec (default: pimc, worlds=16)")
+    b.add_argument("--seconds", metavar="S", type=float, default=3.0, help="time per measurement (> 0; default: 3)")
+    b.add_argument("--batch", metavar="B", type=int, default=64, help="games per batched call (> 0; default: 64)")
+    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed (default: 0)")
+    b.add_argument("--json", action="store_true", help="print one JSON object")
+    b.set_defaults(func=_cmd_bench_search)
     b = bench_sub.add_parser(
         "train",
         help="learner decisions per second: fast PPO trainer vs SB3 MaskablePPO, same network",

@@ -106,3 +106,14 @@ def test_oracle_reads_the_truth_and_beats_nothing_illegal() -> None:
     legal = engine.legal_mask(rules, state)
     actions = decide(Oracle(np.random.default_rng(0), worlds=2), rules, state, np.arange(32), legal)
     assert legal[np.arange(32), actions].all()
+
+
+def test_bench_search_reports_both_rates(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from agurk_env.cli import main
+
+    assert main(["bench", "search", "--agent", "pimc:worlds=2", "--seconds", "0.2", "--batch", "8", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["single_decisions_per_s"] > 0 and result["batched_decisions_per_s"] > 0
+    assert main(["bench", "search", "--agent", "nope"]) == 2
