@@ -88,6 +88,10 @@ class Spec(NamedTuple):
     points_of_last: np.ndarray  # (18,) the same in the last trick
     at_least: np.ndarray  # (18,) card set of the cards of strength >= t, every trick but the last
     at_least_last: np.ndarray  # (18,) the same in the last trick
+    weaker: np.ndarray  # (18,) card set of the cards of strength below s, every trick but the last
+    weaker_last: np.ndarray  # (18,) the same in the last trick
+    shown: np.ndarray  # (18 * 18,) what playing strength s against need n shows a follower lacks, at [s * 18 + n]
+    shown_last: np.ndarray  # (18 * 18,) the same in the last trick
     ace_low: bool  # the ace is the weakest card in every trick
     low_last: bool  # ace=low_in_last_trick: the ace is weakest (and worth 1) in the last trick
     not_equal: int  # 1 when an equal card does not beat in tricks before the last, else 0
@@ -111,6 +115,25 @@ def _at_least(strength: np.ndarray) -> np.ndarray:
     """Bitmask of the cards whose strength is >= t, for every t in 0..17."""
     t = np.arange(_MAX_STRENGTH + 1)[:, None]
     return ((strength[None, :] >= t) * BIT[: strength.size]).sum(1)
+
+
+def _shown_table(at_least: np.ndarray, beat_choice: str) -> np.ndarray:
+    """For a follower playing strength s against need n (flat ``[s * 18 + n]``): the cards it shows it lacks.
+
+    A card below the need is the player's lowest (nothing weaker held) and, unless
+    beating was optional, shows that nothing reaches the need; under ``nearest`` a
+    beating card shows that no weaker card reaches the need.
+    """
+    s = np.arange(_MAX_STRENGTH + 1)[:, None]
+    n = np.arange(_MAX_STRENGTH + 1)[None, :]
+    weaker, to_beat = (at_least[0] ^ at_least)[s], at_least[n]
+    if beat_choice == "optional":
+        table = np.where(s >= n, 0, weaker)
+    elif beat_choice == "nearest":
+        table = np.where(s >= n, to_beat & weaker, to_beat | weaker)
+    else:
+        table = np.where(s >= n, 0, to_beat | weaker)
+    return table.reshape(-1)
 
 
 def _by_strength(strength: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -147,6 +170,10 @@ def spec(rules: Rules) -> Spec:
         points_of_last=_by_strength(strength_last, points_last),
         at_least=_at_least(strength),
         at_least_last=_at_least(strength_last),
+        weaker=_at_least(strength)[0] ^ _at_least(strength),
+        weaker_last=_at_least(strength_last)[0] ^ _at_least(strength_last),
+        shown=_shown_table(_at_least(strength), rules.beat_choice),
+        shown_last=_shown_table(_at_least(strength_last), rules.beat_choice),
         ace_low=rules.ace == "low",
         low_last=rules.ace == "low_in_last_trick",
         not_equal=int(rules.equal_beats == "never"),
@@ -178,8 +205,8 @@ class State(NamedTuple):
     """
 
     hands: np.ndarray  # (B, P, A) int8 cards held per seat, counted per card name
-    held: np.ndarray  # (B, P) int64 card set of the names each seat holds (hands > 0)
-    void: np.ndarray  # (B, P) int64 card set each seat has shown it does not hold, this round (public)
+    held: np.ndarray  # (B, P) int16 card set of the names each seat holds (hands > 0)
+    void: np.ndarray  # (B, P) int16 card set each seat has shown it does not hold, this round (public)
     tricks: np.ndarray  # (B, H, P) int8 card each seat played in each trick of this round, -1 if none
     trick_leader: np.ndarray  # (B, H) int8 leader of each trick of this round (once led)
     trick_winner: np.ndarray  # (B, H) int8 seat taking each trick of this round (so far, then final)
@@ -344,8 +371,8 @@ def init(rules: Rules, batch: int, seed: int, first_match: int = 0) -> State:
     zi = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
     st = State(
         hands=np.zeros((b, p, a), np.int8),
-        held=zi(b, p),
-        void=zi(b, p),
+        held=np.zeros((b, p), np.int16),
+        void=np.zeros((b, p), np.int16),
         tricks=np.full((b, h, p), -1, np.int8),
         trick_leader=np.full((b, h), -1, np.int8),
         trick_winner=np.full((b, h), -1, np.int8),
@@ -426,7 +453,7 @@ def set_hands(rules: Rules, state: State, hands: np.ndarray) -> State:
     hands = np.asarray(hands, dtype=np.int8)
     if hands.shape != state.hands.shape:
         raise ValueError(f"hands must have shape {state.hands.shape}, not {hands.shape}")
-    return state._replace(hands=hands.copy(), held=pack(hands > 0))
+    return state._replace(hands=hands.copy(), held=pack(hands > 0).astype(np.int16))
 
 
 def advance(rules: Rules, state: State, reset: bool = True) -> State:
@@ -623,17 +650,10 @@ def _shown_void(
     ``nearest`` beating card shows no weaker card beats; a locked trick forces the
     lowest card; a non-2 on a led 2 under the twos rule shows no 2.
     """
-    need = _need(sp, state, last)
-    to_beat = _at_least_of(sp, need, last)
-    weaker = sp.at_least[0] ^ _at_least_of(sp, s, last)  # the cards of strength below s
-    beats = s >= need
-    if sp.beat_choice == "optional":
-        shown = np.where(beats, 0, weaker)
-    elif sp.beat_choice == "nearest":
-        shown = np.where(beats, to_beat & weaker, to_beat | weaker)
-    else:
-        shown = np.where(beats, 0, to_beat | weaker)
+    key = s * (_MAX_STRENGTH + 1) + _need(sp, state, last)
+    shown = np.where(last, sp.shown_last[key], sp.shown[key]) if sp.low_last else sp.shown[key]
     if sp.ace_lock != "none":
+        weaker = np.where(last, sp.weaker_last[s], sp.weaker[s]) if sp.low_last else sp.weaker[s]
         shown = np.where(state.locked, weaker, shown)
     if sp.twos:
         two_led = _led_card(sp, state) == TWO
