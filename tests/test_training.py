@@ -1,0 +1,379 @@
+"""The PPO trainer: reward credit, advantages, configs, checkpoints, resume, the CLI end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch.utils.tensorboard")
+
+from agents.registry import AgentSpecError, make_agents  # noqa: E402
+from agurk_env import engine, observation  # noqa: E402
+from agurk_env.cli import main  # noqa: E402
+from agurk_env.rules import CARDS, Rules  # noqa: E402
+from training.config import ConfigError, config_from_dict, load_config  # noqa: E402
+from training.model import CheckpointError, PolicyAgent, PolicyNet, load_checkpoint, masked_log_softmax  # noqa: E402
+from training.ppo import Learner, Stats, Table, advantages, env_step  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+TINY = {
+    "num_envs": 32,
+    "num_steps": 8,
+    "total_steps": 1500,
+    "hidden": [16],
+    "minibatch_size": 256,
+    "update_epochs": 1,
+    "threads": 1,
+    "pool": {"self_play": 0.5, "snapshots": 0.25, "agents": {"heuristic": 0.25}, "snapshot_every": 1},
+    "eval": {"every": 600, "deals": 4, "final_deals": 4, "resamples": 20},
+}
+
+
+TWO_TRICKS = ("3 4", "2 2", "5 9", "6 K")  # seats 0..3
+TWO_TRICKS_ORDER = [1, 2, 3, 0, 3, 0, 1, 2]  # who plays each card
+
+
+def hands(rules: Rules, *cards: str) -> np.ndarray:
+    """``(1, P, A)`` hand counts from one string of card names per seat (``"K 2"``)."""
+    out = np.zeros((1, rules.players, rules.num_actions), np.int8)
+    for seat, text in enumerate(cards):
+        for name in text.split():
+            out[0, seat, CARDS.index(name)] += 1
+    return out
+
+
+def rigged(rules: Rules, learner: list[bool], opponent: int, *cards: str) -> tuple[Learner, Table]:
+    """A learner and a one-game table dealt ``cards`` (seat 0 deals, so seat 1 leads)."""
+    cfg = config_from_dict({**TINY, "preset": "standard", "rules": {"hand_size": rules.hand_size}})
+    lr = Learner(cfg)
+    t = Table.new(rules, 1, seed=0)
+    t.state = engine.set_hands(rules, t.state, hands(rules, *cards))
+    t.learner[:] = learner
+    t.opponent[:] = opponent
+    return lr, t
+
+
+def step_all(lr: Learner, t: Table, n: int, stats: Stats | None = None) -> None:
+    for _ in range(n):
+        env_step(lr.cfg, t, lr.net, lr.pool, lr.buf, lr.rng, lr.gen, stats or Stats())
+        lr.buf.end_step()
+
+
+# ----------------------------------------------------------------------------- reward credit
+
+
+def test_round_penalty_reaches_the_seat_that_took_the_last_trick_not_the_last_to_act() -> None:
+    # one card each; seat 1 leads the K, nobody can beat it: seat 1 takes the trick and scores
+    # 13, although seat 0 played last.
+    rules = Rules(hand_size=1)
+    lr, t = rigged(rules, [True] * 4, -1, "4", "K", "2", "3")
+    step_all(lr, t, 4)
+    buf = lr.buf
+    assert buf.n == 4
+    seats = [1, 2, 3, 0]  # the order the transitions were stored in
+    np.testing.assert_allclose(buf.reward[:4], [-13 / 30 if s == 1 else 0.0 for s in seats])
+    assert buf.done[:4].all() and (buf.next[:4] == -1).all()
+    assert (t.last == -1).all()
+
+
+def test_rewards_accumulate_on_each_seats_latest_transition_and_chains_link() -> None:
+    # nearest beat: every card is forced. Trick 1: seat 1 leads 2, seat 2 plays 5, seat 3 plays 6,
+    # seat 0 cannot beat and plays 3; seat 3 takes it. Trick 2: seat 3 leads K, nobody beats it, seat 2
+    # plays last. Seat 3 scores 13 on its second decision; each first decision links to the second.
+    rules = Rules(hand_size=2, beat_choice="nearest")
+    lr, t = rigged(rules, [True] * 4, -1, *TWO_TRICKS)
+    step_all(lr, t, 8)
+    buf = lr.buf
+    assert buf.n == 8
+    for seat in range(4):
+        first, second = (i for i, s in enumerate(TWO_TRICKS_ORDER) if s == seat)
+        assert buf.next[first] == second and not buf.done[first] and buf.reward[first] == 0
+        assert buf.done[second] and buf.next[second] == -1
+        assert buf.reward[second] == pytest.approx(-13 / 30 if seat == 3 else 0.0)
+    idx, adv = advantages(buf, gamma=1.0, lam=1.0)
+    assert idx.tolist() == list(range(8))
+    returns = adv + buf.value[:8]
+    np.testing.assert_allclose(returns, [-13 / 30 if s == 3 else 0.0 for s in TWO_TRICKS_ORDER], atol=1e-6)
+
+
+def test_learner_seat_against_heuristics_gets_its_penalty_even_when_it_acted_first() -> None:
+    # seat 1 (learner) leads its only card K; the heuristic seats cannot beat it.
+    rules = Rules(hand_size=1)
+    lr, t = rigged(rules, [False, True, False, False], 0, "4", "K", "2", "3")
+    step_all(lr, t, 4)
+    assert lr.buf.n == 1  # the opponents' decisions are not stored
+    assert lr.buf.reward[0] == pytest.approx(-13 / 30) and lr.buf.done[0]
+
+
+def test_match_episode_gives_placement_when_a_seat_goes_out() -> None:
+    rules = Rules(hand_size=1)
+    cfg = config_from_dict({**TINY, "episode": "match", "rules": {"hand_size": 1}})
+    lr = Learner(cfg)
+    t = Table.new(rules, 1, seed=0)
+    scored = t.state._replace(scores=np.array([[0, 20, 0, 0]], np.int32))
+    t.state = engine.set_hands(rules, scored, hands(rules, "4", "K", "2", "3"))
+    step_all(lr, t, 4)
+    # seat 1 reaches 33 >= 30 and goes out first of four: placement -1 on top of -13/30
+    rewards = dict(zip([1, 2, 3, 0], lr.buf.reward[:4].tolist(), strict=True))
+    assert rewards[1] == pytest.approx(-13 / 30 - 1.0)
+    assert lr.buf.done[0] and not lr.buf.done[1:4].any()
+    assert (t.last[0, [2, 3, 0]] >= 0).all() and t.last[0, 1] == -1
+
+
+def test_unresolved_transitions_carry_into_the_next_rollout_with_their_reward() -> None:
+    rules = Rules(hand_size=2, beat_choice="nearest")
+    lr, t = rigged(rules, [True] * 4, -1, *TWO_TRICKS)
+    step_all(lr, t, 6)  # stop in the middle of the last trick
+    idx, _ = advantages(lr.buf, 1.0, 0.95)
+    assert idx.tolist() == [2, 3]  # seats 3 and 0 have made their second decision, seats 1 and 2 not yet
+    lr.buf.carry([t])
+    assert lr.buf.n == 4  # the first decisions of seats 1, 2 and the second of seats 3, 0 wait
+    step_all(lr, t, 2)
+    assert t.state.round_no[0] == 1  # the round ended and the next one was dealt
+    rewards = lr.buf.reward[: lr.buf.n]
+    assert lr.buf.n == 6 and np.isclose(rewards, -13 / 30).sum() == 1
+    assert rewards[2] == pytest.approx(-13 / 30)  # seat 3's carried second decision (renumbered 0, 1, 2, 3)
+    idx, _ = advantages(lr.buf, 1.0, 0.95)
+    assert idx.tolist() == list(range(6))  # everything is resolved now
+
+
+def test_masked_log_softmax_gives_illegal_cards_zero_probability() -> None:
+    logits = torch.tensor([[5.0, 1.0, 0.0], [0.0, 0.0, 9.0]])
+    legal = torch.tensor([[False, True, True], [True, True, False]])
+    p = masked_log_softmax(logits, legal).exp()
+    assert p[0, 0] == 0 and p[1, 2] == 0
+    torch.testing.assert_close(p.sum(1), torch.ones(2))
+
+
+# ----------------------------------------------------------------------------- configs
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"total_step": 5}, "unknown config key 'total_step'"),
+        ({"pool": {"selfplay": 1}}, "unknown config key 'pool.selfplay'"),
+        ({"num_envs": 0}, "num_envs must be > 0"),
+        ({"num_envs": "many"}, "num_envs must be an integer"),
+        ({"episode": "game"}, "episode must be one of round, match"),
+        ({"preset": "nope"}, "preset must be one of"),
+        ({"rules": {"limit": 0}}, "rules: limit must be an integer"),
+        ({"gamma": 1.5}, "gamma must be in 0..1"),
+        ({"anneal_lr": "yes"}, "anneal_lr must be true or false"),
+        ({"pool": {"agents": {"nobody": 1.0}}}, "pool.agents.nobody: unknown agent"),
+        ({"eval": {"opponent": "nobody"}}, "eval.opponent: unknown agent"),
+        ({"players": [4, 4]}, "players must not repeat"),
+    ],
+)
+def test_bad_configs_are_refused_in_one_line_naming_the_key(data: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as err:
+        config_from_dict(data)
+    assert "\n" not in str(err.value)
+
+
+def test_set_overrides_and_every_shipped_config_loads() -> None:
+    cfg = config_from_dict({}, ["pool.self_play=0.25", "hidden=[32, 32]", "players=[3, 4]"])
+    assert cfg.pool.self_play == 0.25 and cfg.hidden == [32, 32] and [r.players for r in cfg.rule_sets()] == [3, 4]
+    for path in sorted((REPO / "configs").glob("*.yaml")):
+        load_config(path)
+    with pytest.raises(ConfigError, match="--set needs KEY=VALUE"):
+        config_from_dict({}, ["oops"])
+
+
+# ----------------------------------------------------------------------------- end to end
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny run trained once through the CLI (a few seconds)."""
+    folder = tmp_path_factory.mktemp("train")
+    config = folder / "tiny.yaml"
+    config.write_text(yaml.safe_dump(TINY))
+    out = folder / "run"
+    assert main(["train", str(config), "--out", str(out), "-q"]) == 0
+    return out
+
+
+def test_cli_train_writes_the_run_folder(tiny_run: Path) -> None:
+    for name in ("config.yaml", "eval.json", "checkpoints/latest.pt", "checkpoints/best.pt"):
+        assert (tiny_run / name).is_file(), name
+    assert list(tiny_run.glob("events.out.tfevents.*"))
+    assert load_config(tiny_run / "config.yaml") == config_from_dict(TINY)
+    ev = json.loads((tiny_run / "eval.json").read_text())
+    assert ev["opponent"] == "heuristic" and ev["deals"] == 4
+    assert 0 <= ev["results"][0]["win_rate"] <= 1 and ev["results"][0]["fair_share"] == 0.25
+    assert load_checkpoint(tiny_run / "checkpoints" / "latest.pt")["global_step"] >= 1500
+
+
+def test_checkpoint_round_trip_gives_the_same_greedy_policy(tiny_run: Path) -> None:
+    data = load_checkpoint(tiny_run / "checkpoints" / "latest.pt")
+    agent = PolicyAgent.from_path(tiny_run / "checkpoints" / "latest.pt")
+    net = PolicyNet(observation.SIZE, 13, [16])
+    net.load_state_dict(data["model"])
+    rules = Rules()
+    st = engine.init(rules, 64, seed=3)
+    legal = engine.legal_mask(rules, st)
+    obs = observation.observe(rules, st)
+    logits, _ = net(torch.from_numpy(obs))
+    greedy = masked_log_softmax(logits, torch.from_numpy(legal)).argmax(1).numpy()
+    np.testing.assert_array_equal(agent.act_obs(obs, legal), greedy)
+    assert legal[np.arange(64), greedy].all()
+    # a run folder names its best checkpoint; ';sample' draws from the policy
+    assert make_agents(f"ppo:{tiny_run}", 4, 0)[0].greedy
+    assert not make_agents(f"ppo:{tiny_run};sample", 4, 0)[0].greedy
+
+
+def test_resume_continues_from_the_saved_step(tiny_run: Path, tmp_path: Path) -> None:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run, run)
+    before = load_checkpoint(run / "checkpoints" / "latest.pt")
+    assert main(["train", "--resume", str(run), "--set", "total_steps=3000", "-q"]) == 0
+    after = load_checkpoint(run / "checkpoints" / "latest.pt")
+    assert after["update"] > before["update"] and after["global_step"] >= 3000
+    # the first update after the resume starts from the saved step: the logged steps continue it
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    steps = set()
+    for events in run.glob("events.out.tfevents.*"):
+        acc = EventAccumulator(str(events))
+        acc.Reload()
+        steps |= {e.step for e in acc.Scalars("charts/SPS")}
+    assert min(s for s in steps if s > before["global_step"]) - before["global_step"] < 400
+    assert yaml.safe_load((run / "config.yaml").read_text())["total_steps"] == 3000
+
+
+def test_ctrl_c_saves_a_checkpoint_that_resume_continues(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from training import ppo
+
+    calls = {"n": 0}
+    iterate = ppo.Learner.iterate
+
+    def interrupted(self: ppo.Learner) -> dict:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return iterate(self)
+
+    monkeypatch.setattr(ppo.Learner, "iterate", interrupted)
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump({**TINY, "total_steps": 100_000}))
+    out = tmp_path / "run"
+    assert main(["train", str(config), "--out", str(out), "-q"]) == 130
+    assert "agurk train --resume" in capsys.readouterr().err
+    saved = load_checkpoint(out / "checkpoints" / "latest.pt")
+    assert saved["update"] == 2
+    monkeypatch.setattr(ppo.Learner, "iterate", iterate)
+    assert main(["train", "--resume", str(out), "--set", "total_steps=2000", "-q"]) == 0
+    assert load_checkpoint(out / "checkpoints" / "latest.pt")["update"] > 2
+
+
+def test_checkpoint_plays_in_simulate_the_aec_env_and_sb3_vec_env(tiny_run: Path, tmp_path: Path) -> None:
+    import agurk_env
+
+    best = tiny_run / "checkpoints" / "best.pt"
+    records = tmp_path / "sim.jsonl"
+    agents = f"ppo:{best},heuristic,random,guard"
+    assert main(["simulate", "--agents", agents, "--matches", "3", "--out", str(records), "-q"]) == 0
+    assert len(records.read_text().splitlines()) == 3
+
+    agent = PolicyAgent.from_path(best)
+    env = agurk_env.env(rules="standard", episode="round")
+    env.reset(seed=1)
+    plays = 0
+    for _ in env.agent_iter():
+        obs, _, termination, truncation, _ = env.last()
+        action = None
+        if not (termination or truncation):
+            action = int(agent.act_obs(obs["observation"][None], obs["action_mask"][None].astype(bool))[0])
+            assert obs["action_mask"][action]
+            plays += 1
+        env.step(action)
+    assert plays == 28
+
+    venv = agurk_env.sb3_vec_env(8, rules="standard", opponents=f"ppo:{best}")
+    venv.seed(0)
+    venv.reset()
+    _, rewards, _, _ = venv.step(venv.action_masks().argmax(1))
+    assert rewards.shape == (8,)
+
+
+def test_sb3_route_trains_checkpoints_and_resumes(tmp_path: Path) -> None:
+    pytest.importorskip("sb3_contrib")
+    config = tmp_path / "sb3.yaml"
+    sb3 = {**TINY, "algo": "sb3", "sb3_n_steps": 16, "total_steps": 1024, "pool": {"agents": {"heuristic": 1.0}}}
+    config.write_text(yaml.safe_dump(sb3))
+    out = tmp_path / "run"
+    assert main(["train", str(config), "--out", str(out), "-q"]) == 0
+    assert (out / "checkpoints" / "latest.sb3.zip").is_file() and (out / "eval.json").is_file()
+    saved = load_checkpoint(out / "checkpoints" / "latest.pt")
+    assert saved["algo"] == "sb3" and saved["global_step"] == 1024
+    assert make_agents(f"ppo:{out / 'checkpoints' / 'best.pt'},heuristic,heuristic,heuristic", 4, 0)[0].greedy
+    assert main(["train", "--resume", str(out), "--set", "total_steps=2048", "-q"]) == 0
+    assert load_checkpoint(out / "checkpoints" / "latest.pt")["global_step"] == 2048
+
+
+def test_corrupt_missing_and_mismatched_checkpoints_give_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint at all")
+    with pytest.raises(CheckpointError, match="corrupt or not a checkpoint"):
+        load_checkpoint(bad)
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        load_checkpoint(tmp_path / "missing.pt")
+    with pytest.raises(AgentSpecError, match="corrupt"):
+        make_agents(f"ppo:{bad}", 4, 0)
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "checkpoints" / "latest.pt").write_bytes(b"\x00" * 64)
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(TINY))
+    assert main(["train", str(config), "--resume", str(run)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("agurk: error: checkpoint") and "corrupt" in err and "\n" not in err
+    # a real checkpoint whose network does not match the config
+    from training.ppo import FastTrainer
+
+    FastTrainer(config_from_dict(TINY)).save(run / "checkpoints" / "latest.pt", 0.0)
+    assert main(["train", str(config), "--resume", str(run), "--set", "hidden=[8]"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "does not match the config" in err and "\n" not in err
+    assert main(["train", str(config), "--resume", str(run), "--set", "algo=sb3"]) == 2
+    assert "was trained with algo 'fast'" in capsys.readouterr().err
+    assert main(["train", str(tmp_path / "nope.yaml")]) == 2
+    assert "cannot read config" in capsys.readouterr().err
+    assert main(["train", str(config), "--set", "pool.agents={nobody: 1}"]) == 2
+    assert capsys.readouterr().err.startswith("agurk: error: pool.agents.nobody: unknown agent")
+
+
+@pytest.mark.slow
+def test_a_short_run_beats_random_players(tmp_path: Path) -> None:
+    config = tmp_path / "short.yaml"
+    short = {"total_steps": 600_000, "num_envs": 512, "eval": {"every": 0, "final_deals": 300, "opponent": "random"}}
+    config.write_text(yaml.safe_dump(short))
+    out = tmp_path / "run"
+    assert main(["train", str(config), "--out", str(out), "-q"]) == 0
+    low = json.loads((out / "eval.json").read_text())["results"][0]["win_rate_ci"][0]
+    assert low > 0.3
+
+
+def test_every_config_key_is_documented() -> None:
+    import dataclasses
+
+    from training.config import Config, EvalConfig, PoolConfig
+
+    doc = (REPO / "docs" / "training.md").read_text()
+    keys = [f.name for f in dataclasses.fields(Config) if f.name not in ("pool", "eval")]  # sections
+    keys += [f"pool.{f.name}" for f in dataclasses.fields(PoolConfig)]
+    keys += [f"eval.{f.name}" for f in dataclasses.fields(EvalConfig)]
+    missing = [k for k in keys if f"`{k}`" not in doc]
+    assert not missing, f"docs/training.md does not list {missing}"

@@ -1,0 +1,109 @@
+"""``agurk bench train``: learner decisions per second of the fast trainer beside the SB3 route.
+
+A decision is one card chosen by the learner and trained on. Each trainer runs one
+warm-up update, then whole updates (collect and train) for about ``seconds``; its rate is
+the decisions of those updates over their wall time. Same network (:class:`PolicyNet`,
+hidden ``[128, 128]``), same PPO settings, same process, standard rules, 4 players:
+
+- ``decisions_per_s``: the fast trainer in self-play (every seat is the learner);
+- ``fast_same_opponents_decisions_per_s``: the fast trainer, one learner seat against
+  random opponents (what the SB3 route does);
+- ``sb3_decisions_per_s``: MaskablePPO on ``sb3_vec_env`` against random opponents.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from typing import Any
+
+from training.config import Config, config_from_dict
+
+HIDDEN = [128, 128]
+OPPONENTS = "random"
+
+
+def bench_config(threads: int, seed: int, **changes: Any) -> Config:
+    """The benchmark's config (the quickstart's PPO settings): 1024 games x 32 steps, 1 epoch, minibatches of 4096."""
+    data = {
+        "seed": seed,
+        "episode": "round",
+        "total_steps": 10**12,
+        "num_envs": 1024,
+        "num_steps": 32,
+        "sb3_n_steps": 32,
+        "update_epochs": 1,
+        "minibatch_size": 4096,
+        "hidden": HIDDEN,
+        "threads": threads,
+        "anneal_lr": False,
+        "eval": {"every": 0},
+        **changes,
+    }
+    return config_from_dict(data)
+
+
+def _fast_rate(cfg: Config, seconds: float) -> dict[str, float]:
+    """Decisions per second of the fast trainer over whole updates after a warm-up update."""
+    from training.ppo import Learner
+
+    learner = Learner(cfg)
+    learner.start_games()
+    learner.iterate()
+    start_step, start = learner.global_step, time.perf_counter()
+    updates = 0
+    while updates < 2 or time.perf_counter() - start < seconds:
+        learner.iterate()
+        updates += 1
+    elapsed = time.perf_counter() - start
+    decisions = learner.global_step - start_step
+    return {"decisions_per_s": decisions / elapsed, "decisions": decisions, "seconds": elapsed, "updates": updates}
+
+
+def _sb3_rate(cfg: Config, seconds: float) -> dict[str, float]:
+    """Decisions per second of MaskablePPO over whole updates (rollout starts) after a warm-up update."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from training.sb3 import Sb3Trainer
+
+    trainer = Sb3Trainer(cfg)
+    marks: list[tuple[float, int]] = []
+
+    class Clock(BaseCallback):
+        def _on_rollout_start(self) -> None:
+            marks.append((time.perf_counter(), int(self.model.num_timesteps)))
+
+        def _on_step(self) -> bool:
+            return len(marks) < 4 or marks[-1][0] - marks[1][0] < seconds
+
+    trainer.model.learn(total_timesteps=10**12, callback=Clock(), log_interval=10**9)
+    (t0, s0), (t1, s1) = marks[1], marks[-1]  # marks[0] starts the warm-up rollout
+    rate = (s1 - s0) / (t1 - t0)
+    return {"decisions_per_s": rate, "decisions": s1 - s0, "seconds": t1 - t0, "updates": len(marks) - 2}
+
+
+def bench_train(seconds: float = 20.0, threads: int = 1, seed: int = 0) -> dict[str, Any]:
+    """Run the three measurements (about ``3 * seconds`` plus warm-ups); return a JSON-ready dict."""
+    import torch
+
+    self_play = _fast_rate(bench_config(threads, seed, pool={"self_play": 1.0, "snapshots": 0, "agents": {}}), seconds)
+    solo = {"self_play": 0.0, "snapshots": 0.0, "agents": {OPPONENTS: 1.0}}
+    same = _fast_rate(bench_config(threads, seed, pool=solo), seconds)
+    sb3 = _sb3_rate(bench_config(threads, seed, algo="sb3", pool=solo), seconds)
+    return {
+        "bench": "train",
+        "decisions_per_s": self_play["decisions_per_s"],
+        "sb3_decisions_per_s": sb3["decisions_per_s"],
+        "fast_same_opponents_decisions_per_s": same["decisions_per_s"],
+        "ratio": self_play["decisions_per_s"] / sb3["decisions_per_s"],
+        "ratio_same_opponents": same["decisions_per_s"] / sb3["decisions_per_s"],
+        "opponents": OPPONENTS,
+        "network": f"MLP {'-'.join(map(str, [362, *HIDDEN]))}, linear policy and value heads",
+        "threads": threads,
+        "rollout": "1024 games x 32 steps, 1 epoch, minibatch 4096",
+        "fast": self_play,
+        "fast_same_opponents": same,
+        "sb3": sb3,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+    }

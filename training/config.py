@@ -1,0 +1,320 @@
+"""Training configs: YAML files loaded into typed dataclasses, every value checked.
+
+``load_config("configs/quickstart.yaml", sets=["pool.self_play=0.5"])`` reads the file,
+applies ``--set key=value`` overrides (dotted keys reach nested sections, values are
+YAML scalars or lists), and returns a :class:`Config`. An unknown key, a value of the
+wrong type or out of range raises :class:`ConfigError` with a one-line message that
+names the key. ``dump_config(config)`` writes the resolved config back as YAML (the
+run folder's ``config.yaml``); loading it gives the same config.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agurk_env.rules import PRESETS, Rules, RulesError
+
+
+class ConfigError(ValueError):
+    """A bad config file, key or value (one-line message naming the key)."""
+
+
+@dataclass
+class PoolConfig:
+    """Who sits at the other seats of each new training match (shares are normalized)."""
+
+    self_play: float = 0.5
+    """Share of matches where the learner plays every seat (all seats' decisions are trained on)."""
+    snapshots: float = 0.2
+    """Share of matches against a past snapshot of the learner in every other seat (self-play if none yet)."""
+    agents: dict[str, float] = field(default_factory=lambda: {"heuristic": 0.3})
+    """Agent specs (``agurk agents``: ``heuristic``, ``counter``, ``ppo:PATH``...) and their shares of matches."""
+    snapshot_every: int = 10
+    """Updates between two snapshots of the learner joining the pool."""
+    max_snapshots: int = 8
+    """Snapshots kept; the oldest is dropped beyond this."""
+    pfsp_power: float = 2.0
+    """A snapshot is drawn with weight ``(1 - w) ** pfsp_power``, ``w`` the learner's recent win rate against it."""
+    win_rate_decay: float = 0.9
+    """Per-update decay of the running win rates behind the snapshot weights (``0``: only the last update)."""
+
+
+@dataclass
+class EvalConfig:
+    """Periodic evaluation: duplicate-deal tournaments against copies of one agent (``agurk evaluate``)."""
+
+    every: int = 2_000_000
+    """Learner decisions between evaluations (``0``: only at the end of training)."""
+    deals: int = 300
+    """Duplicate deals per periodic evaluation (each played in every seat rotation)."""
+    final_deals: int = 1000
+    """Duplicate deals of the evaluation at the end of training."""
+    opponent: str = "heuristic"
+    """Agent spec in every other seat (``heuristic`` is the strongest heuristic, ``guard``)."""
+    sample: bool = False
+    """Evaluate the sampled policy instead of the greedy one (most probable legal card)."""
+    seed: int = 20_240_601
+    """Seed of the evaluation deals (the same deals at every evaluation)."""
+    resamples: int = 400
+    """Bootstrap resamples behind the 95% intervals."""
+
+
+@dataclass
+class Config:
+    """One training run (``agurk train CONFIG.yaml``): game, episodes, opponents, PPO and logging."""
+
+    algo: str = "fast"
+    """``fast``: masked PPO on the batched engine (training/ppo.py); ``sb3``: MaskablePPO on ``sb3_vec_env``."""
+    seed: int = 1
+    """Seed of the deals, the pool draws and torch."""
+    preset: str = "standard"
+    """Rule preset (``agurk rules``)."""
+    rules: dict[str, Any] = field(default_factory=dict)
+    """Rule options over the preset (``{limit: 21}``); ``players`` goes in ``players``."""
+    players: list[int] = field(default_factory=list)
+    """Player counts trained side by side, one batch of ``num_envs`` games each (empty: the preset's)."""
+    episode: str = "round"
+    """``round``: an episode is one round; ``match``: one whole match (rounds chained, placement at the end)."""
+    penalty_weight: float = 1.0
+    """Each round gives every seat ``-penalty_weight * penalty / limit``."""
+    placement_weight: float = 1.0
+    """``episode: match`` only: a seat leaving the match also gets ``placement_weight * placement`` (+1 .. -1)."""
+    total_steps: int = 5_000_000
+    """Learner decisions to collect and train on (one decision = one card the learner chose)."""
+    time_limit: float = 0.0
+    """Stop after this many minutes of training even before ``total_steps`` (``0``: no limit)."""
+    num_envs: int = 1024
+    """Games played side by side per player count."""
+    num_steps: int = 32
+    """Engine steps (one card in every game) per rollout."""
+    learning_rate: float = 1e-3
+    """Adam step size."""
+    anneal_lr: bool = True
+    """Decay the step size linearly to 0 over ``total_steps``."""
+    gamma: float = 1.0
+    """Discount per learner decision."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    minibatch_size: int = 4096
+    """Transitions per gradient step."""
+    update_epochs: int = 2
+    """Passes over each rollout."""
+    norm_adv: bool = True
+    """Normalize advantages per minibatch."""
+    clip_coef: float = 0.2
+    """PPO ratio clip."""
+    clip_vloss: bool = False
+    """Clip the value loss too."""
+    ent_coef: float = 0.01
+    """Entropy bonus."""
+    vf_coef: float = 0.5
+    """Value loss weight."""
+    max_grad_norm: float = 0.5
+    """Gradient clipping norm."""
+    target_kl: float = 0.0
+    """Stop an update's epochs early once the approximate KL exceeds this (``0``: never)."""
+    hidden: list[int] = field(default_factory=lambda: [128, 128])
+    """Widths of the shared MLP trunk (ReLU); the policy and value heads are linear on top."""
+    threads: int = 1
+    """Torch CPU threads (``0``: torch's default, every core); one is fastest on a busy 2-core machine."""
+    device: str = "cpu"
+    """Torch device of the learner (``cpu`` or ``cuda``); the engine always runs on the CPU."""
+    checkpoint_every: int = 0
+    """Learner decisions between ``latest`` checkpoints besides the evaluations (``0``: at evaluations only)."""
+    sb3_n_steps: int = 28
+    """``algo: sb3`` only: MaskablePPO's ``n_steps`` per game."""
+    pool: PoolConfig = field(default_factory=PoolConfig)
+    """Opponents of the learner."""
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    """Periodic evaluation."""
+
+    def rule_sets(self) -> list[Rules]:
+        """The :class:`Rules` of every player count trained on."""
+        base = Rules.preset(self.preset, **self.rules)
+        return [base.replace(players=p) for p in (self.players or [base.players])]
+
+
+ALGOS = ("fast", "sb3")
+EPISODES = ("round", "match")
+
+
+def _check(cfg: Config) -> None:
+    """Refuse values out of range, naming the key."""
+
+    def positive(key: str, value: float) -> None:
+        if value <= 0:
+            raise ConfigError(f"{key} must be > 0, not {value!r}")
+
+    def non_negative(key: str, value: float) -> None:
+        if value < 0:
+            raise ConfigError(f"{key} must be >= 0, not {value!r}")
+
+    if cfg.algo not in ALGOS:
+        raise ConfigError(f"algo must be one of {', '.join(ALGOS)}, not {cfg.algo!r}")
+    if cfg.episode not in EPISODES:
+        raise ConfigError(f"episode must be one of {', '.join(EPISODES)}, not {cfg.episode!r}")
+    if cfg.preset not in PRESETS:
+        raise ConfigError(f"preset must be one of {', '.join(PRESETS)}, not {cfg.preset!r}")
+    if "players" in cfg.rules:
+        raise ConfigError("rules.players is not allowed: list the player counts in 'players'")
+    try:
+        cfg.rule_sets()
+    except RulesError as e:
+        raise ConfigError(f"rules: {e}") from None
+    if len(set(cfg.players)) != len(cfg.players):
+        raise ConfigError(f"players must not repeat a count: {cfg.players}")
+    if cfg.algo == "sb3" and len(cfg.rule_sets()) != 1:
+        raise ConfigError("players must name one player count with algo: sb3")
+    for key in ("total_steps", "num_envs", "num_steps", "learning_rate", "minibatch_size", "update_epochs"):
+        positive(key, getattr(cfg, key))
+    for key in ("time_limit", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "threads", "checkpoint_every"):
+        non_negative(key, getattr(cfg, key))
+    for key in ("gamma", "gae_lambda"):
+        if not 0 <= getattr(cfg, key) <= 1:
+            raise ConfigError(f"{key} must be in 0..1, not {getattr(cfg, key)!r}")
+    positive("clip_coef", cfg.clip_coef)
+    positive("sb3_n_steps", cfg.sb3_n_steps)
+    if not cfg.hidden or any(h <= 0 for h in cfg.hidden):
+        raise ConfigError(f"hidden must list one or more positive widths, not {cfg.hidden!r}")
+    if cfg.device not in ("cpu", "cuda") and not cfg.device.startswith("cuda:"):
+        raise ConfigError(f"device must be cpu or cuda, not {cfg.device!r}")
+    pool = cfg.pool
+    for key in ("self_play", "snapshots", "pfsp_power"):
+        non_negative(f"pool.{key}", getattr(pool, key))
+    for spec, share in pool.agents.items():
+        non_negative(f"pool.agents.{spec}", share)
+    if pool.self_play + pool.snapshots + sum(pool.agents.values()) <= 0:
+        raise ConfigError("pool: the shares of self_play, snapshots and agents must not all be 0")
+    positive("pool.snapshot_every", pool.snapshot_every)
+    positive("pool.max_snapshots", pool.max_snapshots)
+    if not 0 <= pool.win_rate_decay < 1:
+        raise ConfigError(f"pool.win_rate_decay must be in [0, 1), not {pool.win_rate_decay!r}")
+    from agents.registry import AgentSpecError, parse_spec
+
+    for key, spec in [*((f"pool.agents.{s}", s) for s in pool.agents), ("eval.opponent", cfg.eval.opponent)]:
+        try:
+            parse_spec(spec)
+        except AgentSpecError as e:
+            raise ConfigError(f"{key}: {e}") from None
+    non_negative("eval.every", cfg.eval.every)
+    for key in ("deals", "final_deals", "resamples"):
+        positive(f"eval.{key}", getattr(cfg.eval, key))
+    if cfg.seed < 0 or cfg.eval.seed < 0:
+        raise ConfigError(f"seed and eval.seed must be >= 0, not {cfg.seed} and {cfg.eval.seed}")
+
+
+def _convert(key: str, hint: Any, value: Any) -> Any:
+    """``value`` as type ``hint`` (YAML already parsed it), or a :class:`ConfigError` naming ``key``."""
+    origin = typing.get_origin(hint)
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{key} must be a mapping of its keys, not {value!r}")
+        return _build(hint, value, f"{key}.")
+    if hint is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        return _convert(key, typing.get_args(hint)[0], value)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        if not isinstance(value, list):
+            value = [value]
+        return [_convert(f"{key}[{i}]", item, v) for i, v in enumerate(value)]
+    if origin is dict:
+        _, item = typing.get_args(hint)
+        if not isinstance(value, dict):
+            raise ConfigError(f"{key} must be a mapping, not {value!r}")
+        return {str(k): _convert(f"{key}.{k}", item, v) for k, v in value.items()}
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key} must be true or false, not {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+            raise ConfigError(f"{key} must be an integer, not {value!r}")
+        return int(value)
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{key} must be a number, not {value!r}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{key} must be a string, not {value!r}")
+        return value
+    raise ConfigError(f"{key}: unsupported type {hint!r}")  # pragma: no cover - a new field type
+
+
+def _build(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
+    """An instance of dataclass ``cls`` from ``data``; unknown keys are refused."""
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    for key in data:
+        if key not in names:
+            raise ConfigError(f"unknown config key {prefix + str(key)!r}; known keys: {', '.join(names)}")
+    return cls(**{k: _convert(f"{prefix}{k}", hints[k], v) for k, v in data.items()})
+
+
+def _set(data: dict[str, Any], item: str) -> None:
+    """Apply one ``key=value`` override (dotted key, YAML value) to the raw mapping ``data``."""
+    key, sep, text = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"--set needs KEY=VALUE (e.g. --set total_steps=100000), not {item!r}")
+    try:
+        value = yaml.safe_load(text) if text.strip() else ""
+    except yaml.YAMLError:
+        value = text
+    *parents, last = key.split(".")
+    node = data
+    for i, part in enumerate(parents):
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {key}: {'.'.join(parents[: i + 1])} is not a section")
+        node = child
+    node[last] = value
+
+
+def config_from_dict(data: dict[str, Any], sets: list[str] | tuple[str, ...] = ()) -> Config:
+    """Build and check a :class:`Config` from a raw mapping plus ``key=value`` overrides."""
+    data = yaml.safe_load(yaml.safe_dump(data or {}))  # a deep copy in YAML's own types
+    for item in sets:
+        _set(data, item)
+    cfg = _build(Config, data)
+    _check(cfg)
+    return cfg
+
+
+def load_config(path: str | Path, sets: list[str] | tuple[str, ...] = ()) -> Config:
+    """Read a YAML config file, apply ``key=value`` overrides, build and check the :class:`Config`."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read config {str(path)!r}: {e.strerror or e}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        at = f" (line {where.line + 1})" if where is not None else ""
+        raise ConfigError(f"config {str(path)!r} is not valid YAML{at}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {str(path)!r} must be a mapping of keys, not {type(data).__name__}")
+    return config_from_dict(data, sets)
+
+
+def config_to_dict(cfg: Config) -> dict[str, Any]:
+    """The config as plain YAML-ready data (every key, resolved)."""
+    return dataclasses.asdict(cfg)
+
+
+def dump_config(cfg: Config) -> str:
+    """The resolved config as YAML text."""
+    return yaml.safe_dump(config_to_dict(cfg), sort_keys=False)

@@ -1,0 +1,229 @@
+"""The policy network, the one masking helper, checkpoints, and checkpoints as agents (``ppo:PATH``).
+
+:class:`PolicyNet` is a shared MLP trunk with a linear policy head (one logit per card,
+``2 .. A, X``) and a linear value head, on the fixed-size observation of
+:mod:`agurk_env.observation`; one network serves every rule set and player count.
+:func:`masked_log_softmax` is the only place where the legal mask meets the logits.
+
+A checkpoint is one ``torch.save`` file (a dict of tensors and plain values, read back
+with ``weights_only=True``): the format tag, the network shape, the weights, and for
+resuming the optimizer, step counters, pool and generator states. :func:`save_checkpoint`
+writes it atomically (a temporary file, then ``os.replace``); :func:`load_checkpoint`
+turns a missing, corrupt or foreign file into a one-line :class:`CheckpointError`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agurk_env import observation
+
+FORMAT = "agurk-ppo"
+"""The ``format`` tag of every checkpoint."""
+VERSION = 1
+"""Checkpoint layout version."""
+MASKED = -1e9
+"""The logit given to illegal cards (finite, so that ``0 * log p`` stays 0)."""
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, unreadable, corrupt or does not fit (one-line message)."""
+
+
+def layer_init(layer: nn.Linear, std: float = float(np.sqrt(2)), bias: float = 0.0) -> nn.Linear:
+    """Orthogonal weights, constant bias (CleanRL's initialization)."""
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+class Trunk(nn.Module):
+    """The shared MLP: ``obs_size -> hidden[0] -> ... -> hidden[-1]``, ReLU after every layer."""
+
+    def __init__(self, obs_size: int, hidden: list[int]) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        for width in hidden:
+            layers += [layer_init(nn.Linear(obs_size, width)), nn.ReLU()]
+            obs_size = width
+        self.net = nn.Sequential(*layers)
+        self.out_size = obs_size
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Features ``(N, hidden[-1])`` of observations ``(N, obs_size)``."""
+        return self.net(x)
+
+
+class PolicyNet(nn.Module):
+    """Shared trunk, linear policy head (``actions`` logits) and linear value head."""
+
+    def __init__(self, obs_size: int, actions: int, hidden: list[int]) -> None:
+        super().__init__()
+        self.obs_size, self.actions, self.hidden = obs_size, actions, list(hidden)
+        self.trunk = Trunk(obs_size, hidden)
+        self.actor = layer_init(nn.Linear(self.trunk.out_size, actions), std=0.01)
+        self.critic = layer_init(nn.Linear(self.trunk.out_size, 1), std=1.0)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Raw logits ``(N, actions)`` and values ``(N,)``."""
+        h = self.trunk(x)
+        return self.actor(h), self.critic(h).squeeze(-1)
+
+
+def masked_log_softmax(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities over the legal cards only: illegal logits are set to :data:`MASKED` first."""
+    return torch.log_softmax(logits.masked_fill(~legal, MASKED), dim=-1)
+
+
+def sample(logp: torch.Tensor, greedy: bool = False, generator: torch.Generator | None = None) -> torch.Tensor:
+    """One card per row of masked log-probabilities: the most probable, or a draw (Gumbel-max)."""
+    if greedy:
+        return logp.argmax(-1)
+    u = torch.rand(logp.shape, generator=generator, device=logp.device).clamp_(1e-10, 1.0)
+    return (logp - torch.log(-torch.log(u))).argmax(-1)
+
+
+def pad_legal(legal: np.ndarray, actions: int) -> np.ndarray:
+    """``(k, A)`` legal masks widened (with False) or checked to the network's ``actions`` columns."""
+    a = legal.shape[1]
+    if a == actions:
+        return legal
+    if a > actions:
+        if legal[:, actions:].any():
+            raise CheckpointError(f"the network has {actions} card outputs but the rules need {a} (jokers)")
+        return np.ascontiguousarray(legal[:, :actions])
+    out = np.zeros((legal.shape[0], actions), bool)
+    out[:, :a] = legal
+    return out
+
+
+# ----------------------------------------------------------------------------- checkpoints
+
+
+def file_mode() -> int:
+    """The mode a new file gets under the current umask (``mkstemp`` would make it private)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def save_checkpoint(path: str | Path, net: PolicyNet, **extra: Any) -> None:
+    """Write ``net`` and ``extra`` (optimizer state, counters, ...) to ``path`` atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "format": FORMAT,
+        "version": VERSION,
+        "obs_size": net.obs_size,
+        "actions": net.actions,
+        "hidden": list(net.hidden),
+        "model": {k: v.detach().cpu() for k, v in net.state_dict().items()},
+        **extra,
+    }
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.chmod(tmp, file_mode())
+        with os.fdopen(fd, "wb") as f:
+            torch.save(payload, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_checkpoint(path: str | Path) -> dict[str, Any]:
+    """Read a checkpoint written by :func:`save_checkpoint`; raise :class:`CheckpointError` if it is not one."""
+    path = Path(path)
+    if path.is_dir():
+        best = path / "checkpoints" / "best.pt"
+        path = best if best.exists() else path / "checkpoints" / "latest.pt"
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint at {str(path)!r}")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many kinds on a damaged file
+        reason = " ".join(str(e).split())[:120] or type(e).__name__
+        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint ({reason})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CheckpointError(f"{str(path)!r} is not an agurk PPO checkpoint (no format tag {FORMAT!r})")
+    if data.get("version") != VERSION:
+        raise CheckpointError(f"checkpoint {str(path)!r} has version {data.get('version')!r}, not {VERSION}")
+    if data.get("obs_size") != observation.SIZE:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} expects observations of size {data.get('obs_size')}, "
+            f"but the observation spec has {observation.SIZE}"
+        )
+    return data
+
+
+def net_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint") -> PolicyNet:
+    """The :class:`PolicyNet` stored in a loaded checkpoint."""
+    try:
+        net = PolicyNet(int(data["obs_size"]), int(data["actions"]), [int(h) for h in data["hidden"]])
+        net.load_state_dict(data["model"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as e:
+        reason = " ".join(str(e).split())[:120]
+        raise CheckpointError(f"checkpoint {str(path)!r} does not hold a matching network ({reason})") from None
+    return net.eval()
+
+
+# ----------------------------------------------------------------------------- checkpoints as agents
+
+
+class PolicyAgent:
+    """A checkpoint as a batched agent: reads ``decision.obs`` and ``decision.legal`` only.
+
+    ``greedy`` plays the most probable legal card; otherwise a card is drawn from the
+    policy with a generator seeded from ``rng``. :meth:`act_obs` takes observation
+    vectors and masks directly (e.g. from the PettingZoo environment).
+    """
+
+    sees_all = False
+
+    def __init__(
+        self, net: PolicyNet, rng: np.random.Generator | None = None, greedy: bool = True, spec: str = "ppo"
+    ) -> None:
+        self.net = net.eval()
+        self.greedy = greedy
+        self.spec = spec
+        self._gen = torch.Generator().manual_seed(int((rng or np.random.default_rng(0)).integers(2**62)))
+
+    @classmethod
+    def from_path(
+        cls, path: str | Path, rng: np.random.Generator | None = None, greedy: bool = True, threads: int | None = 1
+    ) -> PolicyAgent:
+        """Load ``path`` (a checkpoint file, or a run folder: its best checkpoint).
+
+        ``threads`` sets torch's CPU threads for the process (``None``: leave them): the
+        network is small, and one thread is much faster when several processes share
+        the cores (``agurk evaluate`` plays rotations in parallel worker processes).
+        """
+        if threads:
+            torch.set_num_threads(threads)
+        data = load_checkpoint(path)
+        mode = "" if greedy else ";sample"
+        return cls(net_from_checkpoint(data, path), rng, greedy, spec=f"ppo:{path}{mode}")
+
+    @torch.inference_mode()
+    def act_obs(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """``(k,)`` cards for observations ``(k, SIZE)`` and legal masks ``(k, A)``."""
+        legal = pad_legal(np.asarray(legal, dtype=bool), self.net.actions)
+        logits, _ = self.net(torch.as_tensor(np.asarray(obs, dtype=np.float32)))
+        logp = masked_log_softmax(logits, torch.from_numpy(legal))
+        return sample(logp, self.greedy, self._gen).numpy().astype(np.int64)
+
+    def act(self, decision: Any) -> np.ndarray:
+        """The policy's card in each game of an :class:`agents.base.Decision`."""
+        return self.act_obs(decision.obs, decision.legal)
+
+    def __repr__(self) -> str:
+        return f"PolicyAgent(spec={self.spec!r}, greedy={self.greedy})"

@@ -1,0 +1,579 @@
+"""Masked PPO self-play on the batched engine, in the manner of CleanRL's ``ppo.py``.
+
+Read top to bottom: the game tables, the rollout buffer, the opponent pool, one engine
+step, the advantages, the PPO update, then :func:`train`, the loop.
+
+**No per-game Python.** Each player count is one engine batch of ``num_envs`` games
+(:class:`Table`). An engine step plays one card in every game: where the seat to move is
+a learner seat the policy chooses (its observation, mask, card, log-probability and
+value are stored), elsewhere the opponent of that game does (one batched call per
+opponent kind). A game is either pure self-play (every seat is the learner; all their
+decisions are trained on) or one learner seat against one opponent from the pool in
+every other seat: a heuristic or other registry agent, or a past snapshot of the
+learner, drawn preferring the snapshots the learner still loses to (PFSP).
+
+**Rewards reach their seat.** A learner seat's transitions form a chain: each stored
+decision is linked to the same seat's next decision (``Buffer.next``). The reward of a
+transition is everything the seat earns between that decision and its next one: the
+round penalty lands when the round ends (often on a seat that did not play last) and is
+added to the seat's latest transition (``Table.last``), which is also marked ``done``
+when the episode ends for that seat. Episodes (``episode``):
+
+- ``round``: each round is an episode; every seat in it gets ``-penalty_weight *
+  penalty / limit`` at its end.
+- ``match``: a whole match; the same round rewards, plus ``placement_weight *
+  placement`` when the seat leaves the match or it ends (place ``q`` of ``n`` is worth
+  ``1 - 2 (q - 1) / (n - 1)``, as in the environments).
+
+A game in which no learner seat is left restarts at once (the opponents do not play
+the match out). A transition still waiting for its seat's next decision when a rollout
+ends is not trained on yet: it moves to the front of the next rollout's buffer, keeps
+collecting its reward, and is trained once its successor or its episode end is known;
+its predecessor bootstraps from its stored value (CleanRL's ``next_value``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.base import Agent, decide
+from agents.registry import make_agent
+from agurk_env import engine, observation
+from agurk_env.aec_env import placement_rewards
+from agurk_env.rules import Rules
+from training.config import Config, PoolConfig, config_to_dict
+from training.model import CheckpointError, PolicyNet, masked_log_softmax, pad_legal, sample, save_checkpoint
+
+# ----------------------------------------------------------------------------- tables
+
+
+@dataclass
+class Table:
+    """One engine batch (one player count) and who sits where in each game."""
+
+    rules: Rules
+    state: engine.State
+    learner: np.ndarray  # (B, P) bool: the seat is played by the learner
+    opponent: np.ndarray  # (B,) int: the pool entry in the other seats, -1 in self-play games
+    last: np.ndarray  # (B, P) int: buffer index of the seat's latest unresolved transition, -1 if none
+
+    @classmethod
+    def new(cls, rules: Rules, games: int, seed: int) -> Table:
+        """``games`` fresh matches of ``seed``, every seat the learner's until the pool draws."""
+        p = rules.players
+        return cls(
+            rules,
+            engine.init(rules, games, seed),
+            np.ones((games, p), bool),
+            np.full(games, -1, np.int64),
+            np.full((games, p), -1, np.int64),
+        )
+
+
+# ----------------------------------------------------------------------------- buffer
+
+
+class Buffer:
+    """Flat, preallocated storage of learner transitions, linked per seat by ``next``."""
+
+    def __init__(self, capacity: int, actions: int) -> None:
+        self.obs = np.zeros((capacity, observation.SIZE), np.float32)
+        self.mask = np.zeros((capacity, actions), bool)
+        self.action = np.zeros(capacity, np.int64)
+        self.logprob = np.zeros(capacity, np.float32)
+        self.value = np.zeros(capacity, np.float32)
+        self.reward = np.zeros(capacity, np.float32)
+        self.done = np.zeros(capacity, bool)
+        self.next = np.full(capacity, -1, np.int64)  # the same seat's next transition, -1 until known
+        self.n = 0
+        self.starts: list[int] = [0]  # index ranges added by each engine step, for the backward GAE pass
+
+    def add(self, obs: np.ndarray, mask: np.ndarray, action: np.ndarray, logprob: np.ndarray, value: np.ndarray):
+        """Store ``k`` new transitions; return their indices."""
+        k = obs.shape[0]
+        j = np.arange(self.n, self.n + k)
+        if self.n + k > self.obs.shape[0]:
+            raise RuntimeError("rollout buffer overflow")  # pragma: no cover - capacity is computed to fit
+        self.obs[j], self.mask[j], self.action[j], self.logprob[j], self.value[j] = obs, mask, action, logprob, value
+        self.reward[j], self.done[j], self.next[j] = 0.0, False, -1
+        self.n += k
+        return j
+
+    def end_step(self) -> None:
+        """Close the index range of one engine step (of every table)."""
+        if self.n != self.starts[-1]:
+            self.starts.append(self.n)
+
+    def carry(self, tables: list[Table]) -> None:
+        """Start a new rollout keeping only the unresolved transitions, renumbered from 0."""
+        keep = np.concatenate([t.last[t.last >= 0] for t in tables]) if tables else np.zeros(0, np.int64)
+        keep.sort()
+        m = keep.size
+        for name in ("obs", "mask", "action", "logprob", "value", "reward"):
+            arr = getattr(self, name)
+            arr[:m] = arr[keep]
+        self.done[:m], self.next[:m] = False, -1
+        renumber = np.full(self.n + 1, -1, np.int64)
+        renumber[keep] = np.arange(m)
+        for t in tables:
+            t.last[:] = renumber[t.last]  # -1 indexes the extra last slot, which maps to -1
+        self.n = m
+        self.starts = [0, m] if m else [0]
+
+
+# ----------------------------------------------------------------------------- opponent pool
+
+
+class Pool:
+    """Opponents: registry agents and snapshots of the learner, with the learner's win rate against each.
+
+    Entry ids: ``0 .. len(agents) - 1`` are the agents of ``pool.agents``; the next
+    ``max_snapshots`` ids are snapshot slots. ``-1`` marks a self-play game.
+    """
+
+    def __init__(self, cfg: PoolConfig, make_net: Callable[[], PolicyNet], seed: int, device: torch.device) -> None:
+        self.cfg = cfg
+        self.specs = list(cfg.agents)
+        self.agents: list[Agent] = [make_agent(spec, seed, i) for i, spec in enumerate(self.specs)]
+        self.nets = [make_net().to(device).eval() for _ in range(cfg.max_snapshots)]
+        self.snap_step = np.full(cfg.max_snapshots, -1, np.int64)  # learner step of each slot's snapshot, -1 empty
+        n = len(self.specs) + cfg.max_snapshots
+        self.win_rate = np.zeros(n)  # running learner win share against each entry
+        self.wins = np.zeros(n)
+        self.games = np.zeros(n)
+        self.device = device
+        self.generator = torch.Generator(device=device).manual_seed(seed)
+
+    @property
+    def n_agents(self) -> int:
+        """Number of registry agents (snapshot ids start here)."""
+        return len(self.specs)
+
+    def name(self, oid: int) -> str:
+        """A label for entry ``oid`` (for logs)."""
+        if oid < self.n_agents:
+            return self.specs[oid]
+        return f"snapshot@{self.snap_step[oid - self.n_agents]}"
+
+    def draw(self, n: int, players: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Seatings of ``n`` new matches: ``(learner (n, P) bool, opponent (n,) entry id or -1)``."""
+        have = np.flatnonzero(self.snap_step >= 0)
+        shares = np.array([self.cfg.self_play, self.cfg.snapshots if have.size else 0.0, *self.cfg.agents.values()])
+        if shares.sum() <= 0:
+            shares[0] = 1.0  # only snapshots asked for, and none yet: self-play
+        kind = rng.choice(shares.size, n, p=shares / shares.sum())
+        opponent = np.where(kind >= 2, kind - 2, -1)
+        snap = np.flatnonzero(kind == 1)
+        if snap.size:
+            weights = (1.0 - self.win_rate[self.n_agents + have]) ** self.cfg.pfsp_power + 1e-6
+            opponent[snap] = self.n_agents + rng.choice(have, snap.size, p=weights / weights.sum())
+        learner = np.zeros((n, players), bool)
+        learner[kind == 0] = True
+        solo = np.flatnonzero(kind != 0)
+        learner[solo, rng.integers(0, players, solo.size)] = True
+        return learner, opponent
+
+    @torch.inference_mode()
+    def act(
+        self, oid: int, rules: Rules, st: engine.State, games: np.ndarray, legal: np.ndarray, obs: Callable[[], Any]
+    ) -> np.ndarray:
+        """Entry ``oid``'s cards in ``games`` (legal masks ``legal``; ``obs()`` gives their observations)."""
+        if oid < self.n_agents:
+            return np.asarray(decide(self.agents[oid], rules, st, games, legal), dtype=np.int64)
+        net = self.nets[oid - self.n_agents]
+        logits, _ = net(torch.from_numpy(obs()).to(self.device))
+        logp = masked_log_softmax(logits, torch.from_numpy(pad_legal(legal, net.actions)).to(self.device))
+        return sample(logp, generator=self.generator).cpu().numpy()
+
+    def record(self, oid: np.ndarray, win: np.ndarray) -> None:
+        """Count finished matches against entries ``oid`` with the learner's win shares ``win``."""
+        np.add.at(self.wins, oid, win)
+        np.add.at(self.games, oid, 1.0)
+
+    def end_update(self) -> dict[str, float]:
+        """Fold this update's results into the running win rates; return them by entry name."""
+        seen = self.games > 0
+        d = self.cfg.win_rate_decay
+        self.win_rate[seen] = d * self.win_rate[seen] + (1 - d) * self.wins[seen] / self.games[seen]
+        out = {self.name(i): float(self.wins[i] / self.games[i]) for i in np.flatnonzero(seen)}
+        self.wins[:], self.games[:] = 0.0, 0.0
+        return out
+
+    def add_snapshot(self, net: PolicyNet, step: int, players: int) -> None:
+        """Copy ``net`` into the oldest (or an empty) slot."""
+        slot = int(np.argmin(self.snap_step))
+        self.nets[slot].load_state_dict(net.state_dict())
+        self.snap_step[slot] = step
+        self.win_rate[self.n_agents + slot] = 1.0 / players  # an even match, to begin with
+
+    def state_dict(self) -> dict[str, Any]:
+        """The snapshots and statistics, for a checkpoint."""
+        return {
+            "specs": list(self.specs),
+            "snap_step": torch.from_numpy(self.snap_step.copy()),
+            "win_rate": torch.from_numpy(self.win_rate.copy()),
+            "nets": [{k: v.cpu() for k, v in net.state_dict().items()} for net in self.nets],
+        }
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict` (the pool's agents and slot count must match)."""
+        if list(data["specs"]) != self.specs or len(data["nets"]) != len(self.nets):
+            raise ValueError("the checkpoint's opponent pool differs from the config's (pool.agents, max_snapshots)")
+        self.snap_step[:] = data["snap_step"].numpy()
+        self.win_rate[:] = data["win_rate"].numpy()
+        for net, sd in zip(self.nets, data["nets"], strict=True):
+            net.load_state_dict(sd)
+
+
+# ----------------------------------------------------------------------------- one engine step
+
+
+@dataclass
+class Stats:
+    """Counters of one rollout (for the logs)."""
+
+    round_reward: float = 0.0  # summed learner-seat round rewards (penalty part)
+    rounds: int = 0  # learner-seat rounds finished
+
+
+def env_step(
+    cfg: Config,
+    t: Table,
+    net: PolicyNet,
+    pool: Pool,
+    buf: Buffer,
+    rng: np.random.Generator,
+    gen: torch.Generator,
+    stats: Stats,
+) -> None:
+    """One card in every game of table ``t``: the learner's where a learner seat is to move, else its opponent's."""
+    rules, st = t.rules, t.state
+    b = st.batch
+    rows = np.arange(b)
+    legal = pad_legal(engine.unpack(engine.legal_bits(rules, st), rules.num_actions), net.actions)
+    learns = t.learner[rows, st.cur]
+    actions = np.zeros(b, np.int64)
+
+    # observations of every game where the learner or a snapshot moves (others never read them)
+    wants_obs = learns | (t.opponent >= pool.n_agents)
+    need = np.flatnonzero(wants_obs)
+    if need.size == b:
+        obs = observation.observe(rules, st)
+    else:
+        obs = observation.observe(rules, st.take(need)) if need.size else np.zeros((0, observation.SIZE), np.float32)
+    row_of = np.cumsum(wants_obs) - 1
+
+    mine = np.flatnonzero(learns)
+    if mine.size:
+        o, m = obs[row_of[mine]], legal[mine]
+        device = next(net.parameters()).device
+        with torch.inference_mode():
+            logits, value = net(torch.from_numpy(o).to(device))
+            logp = masked_log_softmax(logits, torch.from_numpy(m).to(device))
+            a = sample(logp, generator=gen)
+            lp = logp.gather(1, a[:, None]).squeeze(1)
+        a_np = a.cpu().numpy()
+        j = buf.add(o, m, a_np, lp.cpu().numpy(), value.cpu().numpy())
+        seat = st.cur[mine]
+        prev = t.last[mine, seat]
+        linked = prev >= 0
+        buf.next[prev[linked]] = j[linked]  # the seat's previous decision now knows its successor
+        t.last[mine, seat] = j
+        actions[mine] = a_np
+
+    theirs = np.flatnonzero(~learns)
+    if theirs.size:
+        who = t.opponent[theirs]
+        for oid in np.unique(who).tolist():
+            games = theirs[who == oid]
+            actions[games] = pool.act(
+                oid, rules, st, games, legal[games, : rules.num_actions], lambda g=games: obs[row_of[g]]
+            )
+
+    st = engine.play(rules, st, actions)
+    if st.round_over.any():
+        st = _end_rounds(cfg, t, st, pool, buf, rng, stats)
+    t.state = st
+
+
+def _end_rounds(
+    cfg: Config, t: Table, st: engine.State, pool: Pool, buf: Buffer, rng: np.random.Generator, stats: Stats
+) -> engine.State:
+    """Credit the rewards of the rounds that ended to their seats, end episodes, deal on, restart matches."""
+    rules = t.rules
+    ended = np.flatnonzero(st.round_over)
+    penalty = st.round_penalty[ended] / -rules.limit * cfg.penalty_weight  # (k, P)
+    if cfg.episode == "match":
+        finished, placement = placement_rewards(rules, st)
+        reward = penalty + cfg.placement_weight * placement[ended]
+        done = finished[ended]
+    else:
+        reward = penalty
+        done = np.ones_like(penalty, bool)
+    learner = t.learner[ended]
+    restart = st.match_over[ended] | ~(learner & st.alive[ended]).any(1)  # over, or no learner seat left
+    done |= restart[:, None]
+
+    last = t.last[ended]
+    has = last >= 0
+    buf.reward[last[has]] += reward[has]
+    buf.done[last[has & done]] = True
+    t.last[ended] = np.where(done, -1, last)
+    stats.round_reward += float(penalty[has].sum())
+    stats.rounds += int(has.sum())
+
+    over = ended[restart]
+    solo = over[t.opponent[over] >= 0]
+    if solo.size:  # the learner's win share against the pool entry of each finished solo game
+        winners = st.winners[solo] & st.match_over[solo, None]
+        share = (winners & t.learner[solo]).sum(1) / np.maximum(winners.sum(1), 1)
+        pool.record(t.opponent[solo], share)
+    if over.size:
+        st = st._replace(match_over=st.match_over | np.isin(np.arange(st.batch), over))
+    st = engine.advance(rules, st)
+    if over.size:
+        t.learner[over], t.opponent[over] = pool.draw(over.size, rules.players, rng)
+    return st
+
+
+# ----------------------------------------------------------------------------- advantages
+
+
+def advantages(buf: Buffer, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """GAE over the per-seat chains: ``(trainable indices, advantages of all n)``.
+
+    A transition is trainable once its successor or its episode end is known. Chains run
+    forward in the buffer, so one backward pass over the engine steps' index ranges
+    computes every advantage; a successor still unresolved contributes its value only.
+    """
+    n = buf.n
+    nxt, done = buf.next[:n], buf.done[:n]
+    resolved = done | (nxt >= 0)
+    adv = np.zeros(n + 1, np.float32)  # adv[n] = 0 stands for "no successor"
+    value = np.append(buf.value[:n], np.float32(0))
+    ok = np.append(resolved, False)
+    bounds = buf.starts + ([n] if buf.starts[-1] != n else [])
+    for lo, hi in zip(bounds[-2::-1], bounds[:0:-1], strict=True):
+        s = slice(lo, hi)
+        k = np.where(nxt[s] >= 0, nxt[s], n)
+        delta = buf.reward[s] + gamma * value[k] - value[s]
+        adv[s] = delta + gamma * lam * np.where(ok[k], adv[k], 0.0)
+    return np.flatnonzero(resolved), adv[:n]
+
+
+# ----------------------------------------------------------------------------- PPO update
+
+
+def ppo_update(
+    cfg: Config, net: PolicyNet, opt: torch.optim.Optimizer, buf: Buffer, idx: np.ndarray, adv: np.ndarray
+) -> dict[str, float]:
+    """``update_epochs`` passes of clipped PPO over the trainable transitions ``idx``."""
+    device = next(net.parameters()).device
+    to = lambda a: torch.from_numpy(a).to(device)  # noqa: E731
+    returns = adv[idx] + buf.value[idx]
+    n = idx.size
+    clipfracs, approx_kl, old_approx_kl = [], torch.zeros(()), torch.zeros(())
+    pg_loss = v_loss = entropy_loss = torch.zeros(())
+    order = np.random.default_rng(int(torch.randint(2**62, ())))
+    for _ in range(cfg.update_epochs):
+        perm = order.permutation(n)
+        for start in range(0, n, cfg.minibatch_size):
+            mb = perm[start : start + cfg.minibatch_size]  # rows of idx; NumPy gathers rows far faster than torch
+            rows = idx[mb]
+            b_obs, b_mask, b_act = to(buf.obs[rows]), to(buf.mask[rows]), to(buf.action[rows])
+            b_logp, b_val, b_ret, b_adv = to(buf.logprob[rows]), to(buf.value[rows]), to(returns[mb]), to(adv[rows])
+            logits, newvalue = net(b_obs)
+            logp = masked_log_softmax(logits, b_mask)
+            newlogprob = logp.gather(1, b_act[:, None]).squeeze(1)
+            entropy = -(logp.exp() * logp).sum(-1)
+            logratio = newlogprob - b_logp
+            ratio = logratio.exp()
+            with torch.no_grad():
+                old_approx_kl = (-logratio).mean()
+                approx_kl = ((ratio - 1) - logratio).mean()
+                clipfracs.append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean().item())
+            mb_adv = b_adv
+            if cfg.norm_adv and mb.size > 1:
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+            pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
+            if cfg.clip_vloss:
+                clipped = b_val + (newvalue - b_val).clamp(-cfg.clip_coef, cfg.clip_coef)
+                v_loss = 0.5 * torch.max((newvalue - b_ret) ** 2, (clipped - b_ret) ** 2).mean()
+            else:
+                v_loss = 0.5 * ((newvalue - b_ret) ** 2).mean()
+            entropy_loss = entropy.mean()
+            loss = pg_loss - cfg.ent_coef * entropy_loss + v_loss * cfg.vf_coef
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            opt.step()
+        if cfg.target_kl and approx_kl > cfg.target_kl:
+            break
+    y_pred, y_true = buf.value[idx], returns
+    var_y = np.var(y_true)
+    return {
+        "losses/value_loss": v_loss.item(),
+        "losses/policy_loss": pg_loss.item(),
+        "losses/entropy": entropy_loss.item(),
+        "losses/old_approx_kl": old_approx_kl.item(),
+        "losses/approx_kl": approx_kl.item(),
+        "losses/clipfrac": float(np.mean(clipfracs)) if clipfracs else 0.0,
+        "losses/explained_variance": float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y),
+    }
+
+
+# ----------------------------------------------------------------------------- the loop
+
+
+class Learner:
+    """Everything a run holds: network, optimizer, pool, tables, counters (checkpointed by :meth:`state`)."""
+
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        torch.manual_seed(cfg.seed)
+        self.device = torch.device(cfg.device)
+        self.rule_sets = cfg.rule_sets()
+        actions = max(r.num_actions for r in self.rule_sets)
+        self.make_net = lambda: PolicyNet(observation.SIZE, actions, cfg.hidden)
+        self.net = self.make_net().to(self.device)
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.learning_rate, eps=1e-5)
+        self.pool = Pool(cfg.pool, self.make_net, cfg.seed, self.device)
+        self.rng = np.random.default_rng([cfg.seed, 0x9001])
+        self.gen = torch.Generator(device=self.device).manual_seed(cfg.seed + 1)
+        self.global_step = 0  # learner decisions trained on
+        self.update = 0
+        self.best_score = float("-inf")
+        self.tables: list[Table] = []
+        capacity = sum(cfg.num_envs * r.players + cfg.num_envs * cfg.num_steps for r in self.rule_sets)
+        self.buf = Buffer(capacity, actions)
+
+    def start_games(self) -> None:
+        """Deal fresh games (seeded by the update count, so a resumed run gets new deals) and seat them."""
+        self.tables = []
+        for i, rules in enumerate(self.rule_sets):
+            t = Table.new(rules, self.cfg.num_envs, seed=self.cfg.seed * 1_000_003 + self.update * 101 + i)
+            t.learner[:], t.opponent[:] = self.pool.draw(self.cfg.num_envs, rules.players, self.rng)
+            self.tables.append(t)
+        self.buf.n, self.buf.starts = 0, [0]
+
+    def iterate(self) -> dict[str, float]:
+        """One rollout and one PPO update; return the scalars to log."""
+        cfg = self.cfg
+        if cfg.anneal_lr:
+            frac = max(1.0 - self.global_step / cfg.total_steps, 0.0)
+            self.opt.param_groups[0]["lr"] = frac * cfg.learning_rate
+        stats = Stats()
+        for _ in range(cfg.num_steps):
+            for t in self.tables:
+                env_step(cfg, t, self.net, self.pool, self.buf, self.rng, self.gen, stats)
+            self.buf.end_step()
+        idx, adv = advantages(self.buf, cfg.gamma, cfg.gae_lambda)
+        self.net.train()
+        logs = ppo_update(cfg, self.net, self.opt, self.buf, idx, adv)
+        self.net.eval()
+        self.buf.carry(self.tables)
+        self.global_step += int(idx.size)
+        self.update += 1
+        for name, rate in self.pool.end_update().items():
+            logs[f"train/win_rate/{name}"] = rate
+        if self.update % cfg.pool.snapshot_every == 0 and cfg.pool.snapshots > 0:
+            self.pool.add_snapshot(self.net, self.global_step, max(r.players for r in self.rule_sets))
+        logs["charts/learning_rate"] = self.opt.param_groups[0]["lr"]
+        logs["charts/decisions_per_update"] = float(idx.size)
+        if stats.rounds:
+            logs["charts/round_reward"] = stats.round_reward / stats.rounds
+        return logs
+
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint needs besides the network (see :func:`training.model.save_checkpoint`)."""
+        return {
+            "optimizer": self.opt.state_dict(),
+            "global_step": self.global_step,
+            "update": self.update,
+            "best_score": self.best_score,
+            "pool": self.pool.state_dict(),
+            "rng": self.rng.bit_generator.state,
+            "torch_rng": self.gen.get_state(),
+        }
+
+    def restore(self, data: dict[str, Any]) -> None:
+        """Continue from a checkpoint's network, optimizer, pool and counters."""
+        self.net.load_state_dict(data["model"])
+        self.opt.load_state_dict(data["optimizer"])
+        self.global_step, self.update = int(data["global_step"]), int(data["update"])
+        self.best_score = float(data["best_score"])
+        self.pool.load_state_dict(data["pool"])
+        self.rng.bit_generator.state = data["rng"]
+        self.gen.set_state(data["torch_rng"])
+
+
+def train(
+    cfg: Config,
+    learner: Learner | None = None,
+    on_update: Callable[[Learner, dict[str, float], float], bool] | None = None,
+) -> Learner:
+    """Run PPO until ``total_steps`` decisions (or ``time_limit`` minutes, or ``on_update`` returns False).
+
+    ``on_update(learner, logs, seconds)`` is called after every update with that update's
+    scalars and its wall time (the run folder logs, checkpoints and evaluates there).
+    """
+    learner = learner or Learner(cfg)
+    learner.start_games()
+    started = time.perf_counter()
+    while learner.global_step < cfg.total_steps:
+        tick = time.perf_counter()
+        logs = learner.iterate()
+        seconds = time.perf_counter() - tick
+        if on_update is not None and on_update(learner, logs, seconds) is False:
+            break
+        if cfg.time_limit and time.perf_counter() - started > cfg.time_limit * 60:
+            break
+    return learner
+
+
+class FastTrainer:
+    """The ``algo: fast`` trainer behind ``agurk train``: :func:`train` with checkpoints and a schedule."""
+
+    def __init__(self, cfg: Config, resume: dict[str, Any] | None = None) -> None:
+        self.cfg = cfg
+        self.learner = Learner(cfg)
+        if resume is not None:
+            try:
+                self.learner.restore(resume)
+            except (KeyError, ValueError, RuntimeError) as e:
+                reason = " ".join(str(e).split())[:160]
+                raise CheckpointError(f"the checkpoint does not fit this config ({reason})") from None
+
+    @property
+    def global_step(self) -> int:
+        """Learner decisions trained on so far."""
+        return self.learner.global_step
+
+    @property
+    def best_score(self) -> float:
+        """Best evaluation score so far."""
+        return self.learner.best_score
+
+    def save(self, path: Path, best_score: float) -> None:
+        """Write the checkpoint (network, optimizer, pool, counters) atomically to ``path``."""
+        self.learner.best_score = best_score
+        save_checkpoint(path, self.learner.net, algo="fast", config=config_to_dict(self.cfg), **self.learner.state())
+
+    def train(self, schedule: Any) -> None:
+        """Train to ``total_steps``; ``schedule.after_update`` logs, checkpoints and evaluates."""
+
+        def on_update(learner: Learner, logs: dict[str, float], seconds: float) -> bool:
+            schedule.after_update(learner.global_step, int(logs["charts/decisions_per_update"]), seconds, logs)
+            return True
+
+        train(self.cfg, self.learner, on_update)
