@@ -38,6 +38,8 @@ def bench_engine(rules: Any, batch: int = 4096, seconds: float = 5.0, seed: int 
     Every step computes the legal sets (``engine.legal_bits``), draws a random legal card per
     game (``random_legal``), plays it (``engine.play``) and deals / restarts where a round or
     match ended (``engine.advance``), so dealing, scoring and elimination are in the figure.
+    The loop never looks back, so it donates each state to the next step (``donate=True``:
+    written in place, no copies; the states are the same as with pure steps, see the tests).
     """
     import numpy as np
 
@@ -46,13 +48,16 @@ def bench_engine(rules: Any, batch: int = 4096, seconds: float = 5.0, seed: int 
 
     rng = np.random.default_rng(seed)
     state = engine.init(rules, batch, seed)
+    def step(state: engine.State) -> engine.State:
+        actions = random_legal(engine.legal_bits(rules, state), rng)
+        return engine.advance(rules, engine.play(rules, state, actions, donate=True), donate=True)
+
     for _ in range(3):  # warm up: caches, first allocations
-        state = engine.advance(rules, engine.play(rules, state, random_legal(engine.legal_bits(rules, state), rng)))
+        state = step(state)
     first_match, steps = state.next_match, 0
     start = time.perf_counter()
     while True:
-        actions = random_legal(engine.legal_bits(rules, state), rng)
-        state = engine.advance(rules, engine.play(rules, state, actions))
+        state = step(state)
         steps += 1
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:

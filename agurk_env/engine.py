@@ -338,11 +338,12 @@ class _Draft(dict):
 
     ``d[key]`` returns an array this draft owns (copying the input's on first use), so
     in-place writes never touch the input state; ``d.peek(key)`` reads without copying.
+    A draft made with ``donate`` owns the input's arrays from the start (no copies).
     """
 
-    def __init__(self, state: State) -> None:
+    def __init__(self, state: State, donate: bool = False) -> None:
         super().__init__(state._asdict())
-        self._owned: set[str] = set()
+        self._owned: set[str] = set(self) if donate else set()
 
     def __getitem__(self, key: str):
         value = dict.__getitem__(self, key)
@@ -456,11 +457,12 @@ def set_hands(rules: Rules, state: State, hands: np.ndarray) -> State:
     return state._replace(hands=hands.copy(), held=pack(hands > 0).astype(np.int16))
 
 
-def advance(rules: Rules, state: State, reset: bool = True) -> State:
+def advance(rules: Rules, state: State, reset: bool = True, donate: bool = False) -> State:
     """Deal the next round where a round ended; restart finished matches when ``reset``.
 
     Restarted slots get the next unused match numbers, in slot order. Games whose
-    match is over stay over when ``reset`` is false.
+    match is over stay over when ``reset`` is false. ``donate`` lets the new state
+    reuse the input's arrays (see :func:`play`).
     """
     if not state.round_over.any():
         return state
@@ -469,7 +471,7 @@ def advance(rules: Rules, state: State, reset: bool = True) -> State:
     if not (new_round.size or restart.size):
         return state
     sp = spec(rules)
-    f = _Draft(state)
+    f = _Draft(state, donate)
     if new_round.size:
         f["dealer"][new_round] = _next_alive(f.peek("alive")[new_round], f.peek("dealer")[new_round])
         f["round_no"][new_round] += 1
@@ -560,33 +562,38 @@ def legal_mask(rules: Rules, state: State) -> np.ndarray:
 # ----------------------------------------------------------------------------- play
 
 
-def play(rules: Rules, state: State, actions: np.ndarray) -> State:
+def play(rules: Rules, state: State, actions: np.ndarray, donate: bool = False) -> State:
     """Play ``actions[i]`` for the player to move in every game ``i``.
 
     The actions must be legal (:func:`legal_mask`; adapters check it), and every
     game must be in a round (call :func:`advance` after a round or match ends).
     Settles a trick when its last card is played (the next trick is led by its
     winner) and scores the round after its last trick.
+
+    ``donate=True`` hands the input state's arrays over to the result, which is then
+    written in place (as JAX's buffer donation): faster for a loop that never looks
+    back, but the input state must not be used again. By default the input is untouched.
     """
+    own = _owned if donate else np.copy
     sp = spec(rules)
     b, p, a, h = state.batch, sp.players, sp.actions, sp.hand_size
     actions = np.asarray(actions, dtype=np.int64)
     cur = state.cur
     seat = _offsets(b, p) + cur
-    hands = state.hands.copy()
+    hands = own(state.hands)
     flat = hands.reshape(-1)
     slot = seat * a + actions
     flat[slot] -= 1
-    held = state.held.copy()
+    held = own(state.held)
     held.reshape(-1)[seat] ^= BIT[actions] * (flat[slot] == 0)
     trick_slot = _offsets(b, h) + state.trick_no
-    tricks = state.tricks.copy()
+    tricks = own(state.tricks)
     tricks.reshape(-1)[trick_slot * p + cur] = actions
 
     last = _in_last_trick(sp, state)
     s = np.where(last, sp.strength_last[actions], sp.strength[actions]) if sp.low_last else sp.strength[actions]
     first = state.npos == 0  # the lead: it takes the empty trick and clears the last trick's lock
-    void = state.void.copy()
+    void = own(state.void)
     void.reshape(-1)[seat] |= _shown_void(sp, state, actions, s, first, last)
     if sp.not_equal == sp.not_equal_last:
         wins = (s > state.top) if sp.not_equal else (s >= state.top)
@@ -606,15 +613,15 @@ def play(rules: Rules, state: State, actions: np.ndarray) -> State:
     top = np.where(wins, s, state.top)
     top_seat = np.where(wins, cur, state.top_seat)
     leader = np.where(first, cur, state.leader)
-    trick_leader = state.trick_leader.copy()
+    trick_leader = own(state.trick_leader)
     trick_leader.reshape(-1)[trick_slot] = leader
-    trick_winner = state.trick_winner.copy()
+    trick_winner = own(state.trick_winner)
     trick_winner.reshape(-1)[trick_slot] = top_seat
     npos = state.npos + 1
     done = npos == state.n_alive
     round_penalty = state.round_penalty
     if sp.every_trick:  # tricks before the last score here, the last one in _finish_rounds
-        round_penalty = round_penalty.copy()
+        round_penalty = own(round_penalty)
         scored = done & (state.trick_no < h - 1)
         round_penalty.reshape(-1)[_offsets(b, p) + top_seat] += (sp.points_of[top] * scored).astype(np.int32)
     new = state._replace(
@@ -636,8 +643,13 @@ def play(rules: Rules, state: State, actions: np.ndarray) -> State:
     )
     ended = done & (state.trick_no == h - 1)
     if ended.any():
-        new = _finish_rounds(sp, new, np.flatnonzero(ended))
+        new = _finish_rounds(sp, new, np.flatnonzero(ended), donate)
     return new
+
+
+def _owned(array: np.ndarray) -> np.ndarray:
+    """A donated array: used as it is."""
+    return array
 
 
 def _shown_void(
@@ -661,9 +673,9 @@ def _shown_void(
     return np.where(first, 0, shown)
 
 
-def _finish_rounds(sp: Spec, state: State, idx: np.ndarray) -> State:
+def _finish_rounds(sp: Spec, state: State, idx: np.ndarray, donate: bool = False) -> State:
     """Score the last tricks and end the rounds of games ``idx``: lives, elimination, rebuys, match end."""
-    f = _Draft(state)
+    f = _Draft(state, donate)
     alive = np.take(state.alive, idx, axis=0)
     pen = np.take(state.round_penalty, idx, axis=0)
     top_seat, top = np.take(state.top_seat, idx), np.take(state.top, idx)
