@@ -25,4 +25,5 @@ def test_donated_steps_match_pure_steps(preset: str) -> None:
     state = engine.init(rules, 8, seed=1)  # and a pure step leaves its input untouched
     snapshot = [np.copy(v) for v in state if isinstance(v, np.ndarray)]
     engine.advance(rules, engine.play(rules, state, random_legal(engine.legal_bits(rules, state), rng)))
-    assert all(np.array_equal(a, b) for a, b in zip(snapshot, [v for v in state if isinstance(v, np.ndarray)], strict=True))
+    after = [v for v in state if isinstance(v, np.ndarray)]
+    assert all(np.array_equal(a, b) for a, b in zip(snapshot, after, strict=True))
