@@ -1,4 +1,4 @@
-"""The ``agurk`` command: simulate matches to JSON Lines, show the rule presets, benchmark the engine.
+"""The ``agurk`` command: train, evaluate, simulate, show rule presets, list agents, and benchmark.
 
 Every user error (unknown preset, option or value, an impossible combination of options,
 a bad agent spec, a file that cannot be written, a count <= 0) is reported as one line
@@ -538,8 +538,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         formatter_class=_Formatter,
         description=(
-            "Agurk (Gurka), the Nordic last-trick card game: simulate matches to JSON Lines game\n"
-            "records, inspect the rule presets, and benchmark the vectorized engine.\n"
+            "Agurk (Gurka), the Nordic last-trick card game: train agents from configs, evaluate\n"
+            "them in duplicate-deal tournaments, simulate matches to JSON Lines game records,\n"
+            "inspect the rule presets, and benchmark the engine, environments, search and trainer.\n"
             "The rules are specified in docs/RULES.md."
         ),
         epilog=(
@@ -549,6 +550,7 @@ def build_parser() -> argparse.ArgumentParser:
             "  agurk agents\n"
             "  agurk rules\n"
             "  agurk rules danish21 --set players=6\n"
+            "  agurk train configs/quickstart.yaml --out runs/quickstart\n"
             "  agurk bench engine --seconds 5\n"
             "\n"
             "Run 'agurk COMMAND --help' for the options of a command."
@@ -745,9 +747,13 @@ def build_parser() -> argparse.ArgumentParser:
     # bench
     p = sub.add_parser(
         "bench",
-        help="measure the speed of the engine",
+        help="measure speed beside a reference: engine, env, search, train",
         formatter_class=_Formatter,
-        description="Benchmarks. 'agurk bench engine --help' for the engine throughput benchmark.",
+        description=(
+            "Benchmarks, each beside a reference measured in the same run: engine (vs the scalar\n"
+            "reference), env (vs PettingZoo's leduc_holdem_v4), search (PIMC decisions/s), train\n"
+            "(vs sb3-contrib's MaskablePPO). 'agurk bench BENCH --help' for each."
+        ),
     )
     bench_sub = p.add_subparsers(dest="bench", metavar="BENCH", title="benchmarks", parser_class=_Parser)
     p.set_defaults(func=lambda a: _missing_subcommand(p))
