@@ -338,6 +338,11 @@ class raw_env(AECEnv):
             raise RuntimeError("call reset() first")
         return self._state
 
+    @property
+    def round_ends(self) -> tuple[engine.State, ...]:
+        """The end states (batch size 1) of this match's finished rounds, oldest first."""
+        return tuple(self._round_ends)
+
     # ------------------------------------------------------------------ reset / step
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:

@@ -519,6 +519,40 @@ def _cmd_bench_train(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- parser
 
 
+# ----------------------------------------------------------------------------- play / replay
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    """Play one seat of a match against agents in the terminal."""
+    if args.seed < 0:
+        raise CliError(f"--seed must be >= 0, not {args.seed}")
+    rules = _resolve_rules(args.rules, args.set)
+    if args.record is not None:
+        parent = Path(args.record).parent
+        if not parent.is_dir():
+            raise CliError(f"cannot write --record {args.record!r}: folder {str(parent)!r} does not exist")
+
+    from agents.registry import AgentSpecError
+    from agurk_env.play import PlayError, play
+
+    try:
+        return play(rules, args.opponents, args.seat, args.seed, args.record)
+    except (AgentSpecError, PlayError) as e:
+        raise CliError(str(e)) from None
+    except OSError as e:
+        raise CliError(f"cannot write --record {args.record!r}: {e.strerror or e}") from None
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    """Show a recorded match trick by trick."""
+    from agurk_env.replay import ReplayError, load_record, replay
+
+    try:
+        return replay(load_record(args.file, args.match), show_all=args.all)
+    except ReplayError as e:
+        raise CliError(str(e)) from None
+
+
 _RULES_HELP = "rule preset to start from (default: standard); 'agurk rules' lists them"
 _SET_HELP = (
     "override one rule option on top of the preset; repeat for more "
@@ -743,6 +777,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_train)
+
+    # play
+    p = sub.add_parser(
+        "play",
+        help="play one seat of a match against agents in the terminal",
+        formatter_class=_Formatter,
+        description=(
+            "Play a whole match in one seat against agents. Each turn shows the scores, the trick\n"
+            "so far, your hand by strength, and the legal cards with the reason. Type a card name\n"
+            "(10, K, a) or #number from your hand; q quits."
+        ),
+        epilog="examples:\n  agurk play\n  agurk play --rules danish21 --set players=3 --opponents guard --seed 7",
+    )
+    _add_rules_options(p)
+    p.add_argument(
+        "--opponents",
+        metavar="SPEC[,SPEC...]",
+        default="random",
+        help="the agents: one spec for every other seat, or one per other seat in seat order (default: random)",
+    )
+    p.add_argument("--seat", metavar="N", type=int, default=0, help="your seat (default: 0, the first dealer)")
+    p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals and agents (>= 0; default: 0)")
+    p.add_argument("--record", metavar="FILE", default=None, help="write the match record (one JSON line) at the end")
+    p.set_defaults(func=_cmd_play)
+
+    # replay
+    p = sub.add_parser(
+        "replay",
+        help="step through a recorded match trick by trick, all hands shown",
+        formatter_class=_Formatter,
+        description="Show a match of a JSON Lines record file trick by trick: n/Enter next, p previous, q quit.",
+        epilog="examples:\n  agurk replay runs/sim.jsonl --match 3\n  agurk replay runs/sim.jsonl --all",
+    )
+    p.add_argument("file", metavar="FILE.jsonl", help="a record file (agurk simulate --out, agurk play --record)")
+    p.add_argument("--match", metavar="K", type=int, default=0, help="which record of the file, 0-based (default: 0)")
+    p.add_argument("--all", action="store_true", help="print the whole match at once (non-interactive)")
+    p.set_defaults(func=_cmd_replay)
 
     # bench
     p = sub.add_parser(

@@ -1,0 +1,210 @@
+"""``agurk play`` (driven through a pseudo-terminal) and ``agurk replay``."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pexpect
+import pytest
+from replay import replay_record
+from rich.console import Console
+
+from agurk_env import cli
+from agurk_env.play import Game, legal_reason
+from agurk_env.replay import frames
+from agurk_env.rules import CARDS, PRESETS, Rules
+
+ROOT = Path(__file__).resolve().parent.parent
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+PROMPT = r"your card \([^)]*\)> "
+
+
+def _spawn(*args: str) -> pexpect.spawn:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "TERM": "dumb"}
+    child = pexpect.spawn(
+        sys.executable, ["-m", "agurk_env.cli", *args], cwd=str(ROOT), env=env, encoding="utf-8", timeout=30
+    )
+    child.delaybeforesend = None
+    return child
+
+
+def _turn(child: pexpect.spawn) -> tuple[list[str], list[str]] | None:
+    """Wait for the next prompt: ``(hand cards, legal cards)``, or None once the match is over."""
+    i = child.expect([r"your hand: ([^\r\n]*)\r?\n", r"match over[^\r\n]*winners: [^\r\n]*\r?\n"])
+    if i == 1:
+        return None
+    hand = [w.split("x")[0] for w in ANSI.sub("", child.match.group(1)).split() if not w.startswith("#")]
+    child.expect(r"legal: ([^\r\n]*)\r?\n")
+    legal = ANSI.sub("", child.match.group(1)).split()
+    child.expect(r"why: [^\r\n]+\r?\n")
+    child.expect(PROMPT)
+    return hand, legal
+
+
+def _play_out(child: pexpect.spawn, rng: np.random.Generator, try_illegal: bool = False) -> dict[str, int]:
+    """Answer every prompt with a legal card until the match summary; optionally one illegal try first."""
+    seen = {"turns": 0, "illegal": 0}
+    while (turn := _turn(child)) is not None:
+        hand, legal = turn
+        assert legal and set(legal) <= set(hand)
+        bad = [c for c in hand if c not in legal]
+        if try_illegal and not seen["illegal"] and bad:
+            child.sendline(bad[0].lower())
+            child.expect(f"illegal: you may not play {re.escape(bad[0])}\r?\n")
+            child.expect(r"legal: ([^\r\n]*)\r?\n")
+            assert ANSI.sub("", child.match.group(1)).split() == legal
+            child.expect(r"why: [^\r\n]+\r?\n")
+            child.expect(PROMPT)
+            child.sendline("zz")
+            child.expect("unknown card 'zz'")
+            child.expect(PROMPT)
+            seen["illegal"] += 1
+        child.sendline(str(rng.choice(legal)))
+        seen["turns"] += 1
+    return seen
+
+
+def test_play_full_match_through_a_pty(tmp_path: Path) -> None:
+    out = tmp_path / "game.jsonl"
+    child = _spawn("play", "--opponents", "random", "--seed", "3", "--set", "limit=10", "--record", str(out))
+    seen = _play_out(child, np.random.default_rng(0), try_illegal=True)
+    child.expect("bye")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert seen["illegal"] == 1 and seen["turns"] >= 7
+    lines = out.read_text().splitlines()
+    assert len(lines) == 1
+    rec = json.loads(lines[0])
+    replay_record(rec)
+    assert rec["agents"] == ["human", "random", "random", "random"] and "winners" in rec
+
+
+def test_play_quits_cleanly() -> None:
+    child = _spawn("play", "--seed", "1", "--seat", "2")
+    assert _turn(child) is not None
+    child.sendline("q")
+    child.expect("bye")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+@pytest.mark.parametrize(
+    "preset, sets",
+    [("danish21", ["players=2", "limit=10"]), ("lives", ["players=8", "hand_size=6", "lives=1"])],
+)
+def test_play_presets_through_a_pty(preset: str, sets: list[str]) -> None:
+    args = ["play", "--rules", preset, "--seed", "5", "--opponents", "heuristic" if preset == "lives" else "random"]
+    for s in sets:
+        args += ["--set", s]
+    child = _spawn(*args)
+    _play_out(child, np.random.default_rng(1))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def _small(preset: str, players: int) -> Rules:
+    """``preset`` for ``players`` seats with a short match."""
+    rules = Rules.preset(preset, players=players, hand_size=min(7, 52 // players))
+    return rules.replace(lives=1) if rules.lives else rules.replace(limit=min(rules.limit, 12))
+
+
+@pytest.mark.parametrize("players", [2, 8])
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_play_every_preset(preset: str, players: int) -> None:
+    rules = _small(preset, players)
+    rng = np.random.default_rng(players)
+    buf = io.StringIO()
+    game = None
+
+    def read(prompt: str) -> str:
+        bits = game.env.legal_bits()
+        legal = [CARDS[c] for c in range(rules.num_actions) if bits >> c & 1]
+        st = game.env.engine_state
+        why = legal_reason(rules, st)
+        if why.startswith("you lead"):
+            assert bits == int(st.held[0, int(st.cur[0])])
+        elif (why.endswith("your lowest card") and not why.startswith("you may")) or "twos rule" in why:
+            assert len(legal) == 1
+        return str(rng.choice(legal))
+
+    game = Game(rules, "random", seat=players - 1, seed=players, console=Console(file=buf, width=200), read=read)
+    finished, rec = game.run()
+    assert finished
+    replay_record(rec)
+    text = buf.getvalue()
+    assert "match over" in text and "why: " in text
+
+
+def test_play_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["play", "--seat", "4"]) == 2
+    assert cli.main(["play", "--opponents", "random,random"]) == 2
+    assert cli.main(["play", "--opponents", "nobody"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(line.startswith("agurk: error: ") for line in err)
+
+
+def test_replay_all_matches_a_simulate_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sim = tmp_path / "sim.jsonl"
+    args = ["simulate", "--rules", "lives", "--set", "players=3", "--matches", "2", "--seed", "4", "-q"]
+    assert cli.main([*args, "--out", str(sim)]) == 0
+    rec = json.loads(sim.read_text().splitlines()[1])
+    capsys.readouterr()
+    assert cli.main(["replay", str(sim), "--match", "1", "--all"]) == 0
+    text = ANSI.sub("", capsys.readouterr().out)
+    at, tricks = 0, 0
+    for rnd in rec["rounds"]:
+        for trick in rnd["tricks"]:
+            line = "plays: " + " ".join(f"P{s}:{c}" for s, c in trick["plays"])
+            at = text.index(line + "\n", at) + len(line)
+            tricks += 1
+    assert text.count("plays: ") == tricks
+    assert "winners: " + ", ".join(f"P{s} random" for s in rec["winners"]) in text
+
+
+def test_replay_interactive_keys(tmp_path: Path) -> None:
+    sim = tmp_path / "sim.jsonl"
+    assert cli.main(["simulate", "--matches", "1", "--seed", "2", "-q", "--out", str(sim)]) == 0
+    rec = json.loads(sim.read_text())
+    pages = frames(rec)
+    child = pexpect.spawn(
+        sys.executable, ["-m", "agurk_env.cli", "replay", str(sim)], cwd=str(ROOT), encoding="utf-8", timeout=30
+    )
+    child.expect(rf"\[1/{len(pages)}\]")
+    child.sendline("")
+    child.expect(rf"trick 2/7[\s\S]*\[2/{len(pages)}\]")
+    child.sendline("p")
+    child.expect(rf"trick 1/7[\s\S]*\[1/{len(pages)}\]")
+    child.sendline("q")
+    child.expect("bye")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+@pytest.mark.parametrize(
+    "content, match, says",
+    [
+        (None, 0, "cannot read"),
+        ("", 0, "holds no game record"),
+        ("not json\n", 0, "is not JSON"),
+        ('{"a": 1}\n', 0, "is not a game record"),
+        ('{"rules": {}, "rounds": []}\n', 1, "--match 1"),
+        ('{"rules": {"players": 99}, "rounds": []}\n', 0, "bad rules"),
+    ],
+)
+def test_replay_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str], content, match, says) -> None:
+    path = tmp_path / "r.jsonl"
+    if content is not None:
+        path.write_text(content)
+    assert cli.main(["replay", str(path), "--match", str(match), "--all"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("agurk: error: ") and says in err and err.count("\n") == 1
