@@ -51,11 +51,7 @@ def table(rules: Rules, d: Decision) -> Table:
     strength = np.where(last, sp.strength_last[:a], sp.strength[:a])
     points = np.where(last, sp.points_last[:a], sp.points[:a])
     hand = st.hands[rows, st.cur].astype(np.int64)
-    played = st.tricks.reshape(k, -1).astype(np.int64)
-    played_counts = np.bincount((rows[:, None] * (a + 1) + played + 1).ravel(), minlength=k * (a + 1))
-    played_counts = played_counts.reshape(k, a + 1)[:, 1:]
-    in_deck = np.bincount(sp.deck, minlength=a)
-    unseen = in_deck[None, :] - hand - played_counts
+    unseen = sp.in_deck - hand - engine.cards_played(rules, st)
     leading = st.npos == 0
     equal = np.where(st.trick_no == h - 1, 1 - sp.not_equal_last, 1 - sp.not_equal)[:, None]
     beats = (strength > st.top[:, None]) | ((strength == st.top[:, None]) & (equal == 1))

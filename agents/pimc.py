@@ -76,9 +76,7 @@ def sample_worlds(rules: Rules, public: engine.State, worlds: int, rng: np.rando
     rows_k = np.arange(k)
     mover = public.cur
     own = public.hands[rows_k, mover].astype(np.int64)
-    played = public.tricks.reshape(k, -1).astype(np.int64)
-    played = np.bincount((rows_k[:, None] * (a + 1) + played + 1).ravel(), minlength=k * (a + 1))
-    unseen = np.bincount(sp.deck, minlength=a)[None, :] - own - played.reshape(k, a + 1)[:, 1:]
+    unseen = sp.in_deck - own - engine.cards_played(rules, public)
     need = cards_left(rules, public)
     need[rows_k, mover] = 0
 

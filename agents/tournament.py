@@ -122,10 +122,7 @@ def seat_stats(
             continue
         first = ended[(state.round_no[ended] == 0) & (state.match_id[ended] < n)]
         if first.size:  # round 1's hands, rebuilt from the cards each seat played
-            cards = state.tricks[first].transpose(0, 2, 1).astype(np.int64)  # (k, P, H)
-            flat = ((np.arange(first.size)[:, None, None] * p + np.arange(p)[:, None]) * (a + 1) + cards + 1).ravel()
-            counts = np.bincount(flat, minlength=first.size * p * (a + 1)).reshape(first.size, p, a + 1)
-            res.hands[state.match_id[first]] = counts[:, :, 1:]
+            res.hands[state.match_id[first]] = engine.cards_played(rules, state.take(first), by_seat=True)
         pen = state.round_penalty[ended].astype(np.int64)
         penalty[ended] += pen
         rounds[ended] += state.tricks[ended, 0, :] >= 0

@@ -217,10 +217,7 @@ def partial_round_record(rules: Rules, state: engine.State) -> dict[str, Any]:
     """
     p, h = rules.players, rules.hand_size
     tricks = state.tricks[0]
-    dealt = state.hands[0].astype(np.int64)
-    for s in range(p):
-        played = tricks[:, s]
-        dealt[s] += np.bincount(played[played >= 0], minlength=dealt.shape[1])
+    dealt = state.hands[0] + engine.cards_played(rules, state.take(slice(0, 1)), by_seat=True)[0]
     hands = [[CARDS[c] for c, n in enumerate(row) for _ in range(n)] for row in dealt.tolist()]
     done, npos = int(state.trick_no[0]), int(state.npos[0])
     trick_dicts = []

@@ -80,6 +80,7 @@ class Spec(NamedTuple):
     hand_size: int
     actions: int
     deck: np.ndarray  # (deck_size,) card of every physical card
+    in_deck: np.ndarray  # (actions,) copies of each card in the deck
     strength: np.ndarray  # (actions + 1,) strength in every trick but the last
     strength_last: np.ndarray  # (actions + 1,) strength in the last trick
     points: np.ndarray  # (actions + 1,) penalty of a winning card, every trick but the last
@@ -162,6 +163,7 @@ def spec(rules: Rules) -> Spec:
         hand_size=rules.hand_size,
         actions=n,
         deck=deck,
+        in_deck=np.bincount(deck, minlength=n),
         strength=pad(strength),
         strength_last=pad(strength_last),
         points=pad(points),
@@ -552,6 +554,19 @@ def legal_bits(rules: Rules, state: State) -> np.ndarray:
     if sp.twos:
         mask = np.where((_led_card(sp, state) == TWO) & (held & BIT[TWO] != 0), BIT[TWO], mask)
     return np.where(state.npos == 0, held, mask)
+
+
+def cards_played(rules: Rules, state: State, by_seat: bool = False) -> np.ndarray:
+    """Copies of each card played so far this round (public): ``(B, A)``, or ``(B, P, A)`` per seat."""
+    sp = spec(rules)
+    b, p, a = state.batch, sp.players, sp.actions
+    cards = state.tricks.astype(np.int64) + 1  # (B, H, P); 0 for "no card"
+    if by_seat:
+        shape, slot = (b, p), np.arange(b * p).reshape(b, 1, p) * (a + 1) + cards
+    else:
+        shape, slot = (b,), np.arange(b).reshape(b, 1, 1) * (a + 1) + cards
+    counts = np.bincount(slot.ravel(), minlength=int(np.prod(shape)) * (a + 1))
+    return counts.reshape(*shape, a + 1)[..., 1:]
 
 
 def legal_mask(rules: Rules, state: State) -> np.ndarray:

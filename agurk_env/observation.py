@@ -106,9 +106,7 @@ def observe(rules: Rules, state: engine.State, seats: np.ndarray | None = None) 
 
     in_round = state.trick_no < h
     trick_no = np.minimum(state.trick_no, h - 1)
-    played_cards = state.tricks.reshape(b, -1).astype(np.int64)  # -1 for none
-    counts = np.bincount((np.arange(b)[:, None] * (a + 1) + played_cards + 1).ravel(), minlength=b * (a + 1))
-    o["played"][:, :a] = counts.reshape(b, a + 1)[:, 1:] / 4.0
+    o["played"][:, :a] = engine.cards_played(rules, state) / 4.0
 
     current = state.tricks[np.arange(b), trick_no][rows, absolute].astype(np.int64)  # (B, P)
     started = (state.npos > 0) & in_round

@@ -93,11 +93,21 @@ def test_sampled_worlds_are_consistent_with_what_is_public(preset: str, players:
     assert (worlds.hands.sum(2) == cards_left(rules, state)[game]).all()  # hand sizes are public
     assert (worlds.hands.sum(2) == state.hands.sum(2)[game]).all()
     played = np.stack([(state.tricks == c).sum((1, 2)) for c in range(rules.num_actions)], 1)
-    in_deck = np.bincount(engine.spec(rules).deck, minlength=rules.num_actions)
-    assert (worlds.hands.sum(1) + played[game] <= in_deck).all()  # never more copies than the deck has
+    assert (worlds.hands.sum(1) + played[game] <= engine.spec(rules).in_deck).all()  # never more copies than a deck
     held = engine.pack(worlds.hands > 0)
     respected = (held & worlds.void) == 0
     assert respected.mean() > 0.99  # voids are only dropped when a world cannot meet them
+
+
+def test_cards_played_counts_the_rounds_plays() -> None:
+    rules = Rules.preset("jokers", players=5)
+    state = _midround_states(rules, 16, 23)
+    by_seat = engine.cards_played(rules, state, by_seat=True)
+    for g in range(16):
+        for s in range(rules.players):
+            played = state.tricks[g, :, s]
+            assert by_seat[g, s].tolist() == np.bincount(played[played >= 0], minlength=14).tolist()
+    assert (engine.cards_played(rules, state) == by_seat.sum(1)).all()
 
 
 def test_oracle_reads_the_truth_and_beats_nothing_illegal() -> None:
