@@ -357,8 +357,7 @@ class raw_env(AECEnv):
         elif self.episode == "round" and st.round_over[0] and not st.match_over[0]:
             st = engine.advance(self.rules, st)
         else:
-            done = np.ones(1, bool)
-            st = engine.advance(self.rules, st._replace(round_over=done, match_over=done))
+            st = engine.advance(self.rules, st, restart=np.ones(1, bool))
             self._round_ends = []
         if options and options.get("hands") is not None:
             st = engine.set_hands(self.rules, st, hand_counts(self.rules, st, options["hands"])[None])

@@ -459,13 +459,19 @@ def set_hands(rules: Rules, state: State, hands: np.ndarray) -> State:
     return state._replace(hands=hands.copy(), held=pack(hands > 0).astype(np.int16))
 
 
-def advance(rules: Rules, state: State, reset: bool = True, donate: bool = False) -> State:
+def advance(
+    rules: Rules, state: State, reset: bool = True, donate: bool = False, restart: np.ndarray | None = None
+) -> State:
     """Deal the next round where a round ended; restart finished matches when ``reset``.
 
     Restarted slots get the next unused match numbers, in slot order. Games whose
-    match is over stay over when ``reset`` is false. ``donate`` lets the new state
-    reuse the input's arrays (see :func:`play`).
+    match is over stay over when ``reset`` is false. ``restart`` (``(B,)`` bool) ends
+    those games' matches where they stand, so that they restart too (new episodes).
+    ``donate`` lets the new state reuse the input's arrays (see :func:`play`).
     """
+    if restart is not None:
+        over = state.match_over | restart
+        state = state._replace(round_over=state.round_over | over, match_over=over)
     if not state.round_over.any():
         return state
     new_round = np.flatnonzero(state.round_over & ~state.match_over)

@@ -139,8 +139,7 @@ class LearnerGames:
             self._seed_rngs(seed)
             st = engine.init(self.rules, self.n, seed)
         else:
-            done = np.ones(self.n, bool)
-            st = engine.advance(self.rules, self.state._replace(round_over=done, match_over=done))
+            st = engine.advance(self.rules, self.state, restart=np.ones(self.n, bool))
         self._draw_seats(np.arange(self.n))
         self.state, self._bits = self._to_learner(st), None
 
@@ -260,8 +259,7 @@ class LearnerGames:
         restart = ended & (st.match_over | ~st.alive[rows, seat])
         if restart.any():
             self._draw_seats(np.flatnonzero(restart))
-            st = st._replace(match_over=st.match_over | restart)
-        return engine.advance(self.rules, st)
+        return engine.advance(self.rules, st, restart=restart)
 
     def render(self, game: int = 0) -> str:
         """Game ``game`` as text, showing the learner's hand only."""

@@ -336,9 +336,7 @@ def _end_rounds(
         winners = st.winners[solo] & st.match_over[solo, None]
         share = (winners & t.learner[solo]).sum(1) / np.maximum(winners.sum(1), 1)
         pool.record(t.opponent[solo], share)
-    if over.size:
-        st = st._replace(match_over=st.match_over | np.isin(np.arange(st.batch), over))
-    st = engine.advance(rules, st)
+    st = engine.advance(rules, st, restart=np.isin(np.arange(st.batch), over))
     if over.size:
         t.learner[over], t.opponent[over] = pool.draw(over.size, rules.players, rng)
     return st
