@@ -35,7 +35,7 @@ per-match numbers, not game records: building records costs about ten times the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -264,6 +264,20 @@ class EntryStats:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
 
 
+def deal_resamples(seed: int, n_deals: int, resamples: int, chunk: int = 1000) -> Iterator[np.ndarray]:
+    """The bootstrap over deals: ``(r, n_deals)`` float counts of each deal in each resample, in chunks.
+
+    ``resamples`` resamples in all, at most ``chunk`` per array; the generator is
+    ``np.random.default_rng([seed, BOOTSTRAP_TAG])``, so the same seed resamples alike.
+    """
+    rng = np.random.default_rng([seed, BOOTSTRAP_TAG])
+    chunk = max(1, min(chunk, resamples))
+    for start in range(0, resamples, chunk):
+        r = min(chunk, resamples - start)
+        picks = rng.integers(0, n_deals, size=(r, n_deals)) + (np.arange(r) * n_deals)[:, None]
+        yield np.bincount(picks.ravel(), minlength=r * n_deals).reshape(r, n_deals).astype(np.float64)
+
+
 def summarize(
     specs: Sequence[str], by_rotation: Sequence[SeatStats], seed: int, resamples: int = 1000
 ) -> list[EntryStats]:
@@ -284,13 +298,8 @@ def summarize(
 
     full = table.sum(0, keepdims=True)
     point = estimates(full, fit_plackett_luce(st.chosen, st.risk, full[:, 4 * e :]))[0]
-    rng = np.random.default_rng([seed, BOOTSTRAP_TAG])
     boot = []
-    chunk = max(1, min(resamples, 4_000_000 // max(n, st.chosen.size)))
-    for start in range(0, resamples, chunk):
-        r = min(chunk, resamples - start)
-        picks = rng.integers(0, n, size=(r, n)) + (np.arange(r) * n)[:, None]
-        counts = np.bincount(picks.ravel(), minlength=r * n).reshape(r, n).astype(np.float64)
+    for counts in deal_resamples(seed, n, resamples, chunk=4_000_000 // max(n, st.chosen.size)):
         sums = counts @ table
         boot.append(estimates(sums, fit_plackett_luce(st.chosen, st.risk, sums[:, 4 * e :])))
     low, high = np.percentile(np.concatenate(boot), [2.5, 97.5], axis=0)

@@ -301,6 +301,19 @@ class Schedule:
         return summary
 
 
+def make_trainer(cfg: Config, resume: dict[str, Any] | None = None) -> Any:
+    """The trainer of ``cfg.algo`` (``FastTrainer`` or ``Sb3Trainer``), continuing ``resume`` if given.
+
+    Both have ``train(schedule)`` (``schedule.after_update(step, decisions, seconds, logs)``
+    after every update), ``save(path, best_score)`` and ``global_step``.
+    """
+    if cfg.algo == "sb3":
+        from training.sb3 import Sb3Trainer as Trainer
+    else:
+        from training.ppo import FastTrainer as Trainer
+    return Trainer(cfg, resume)
+
+
 def execute(cfg: Config, out: Path, resume: dict[str, Any] | None, console: Any, show_progress: bool) -> dict[str, Any]:
     """Train ``cfg`` into the run folder ``out`` (continuing ``resume``); return a summary.
 
@@ -312,11 +325,7 @@ def execute(cfg: Config, out: Path, resume: dict[str, Any] | None, console: Any,
     interrupted = False
     started = time.perf_counter()
     try:
-        if cfg.algo == "sb3":
-            from training.sb3 import Sb3Trainer as Trainer
-        else:
-            from training.ppo import FastTrainer as Trainer
-        trainer = Trainer(cfg, resume)
+        trainer = make_trainer(cfg, resume)
         schedule = Schedule(run, progress, lambda best: trainer.save(run.latest, best), start_step, trainer.best_score)
         try:
             trainer.train(schedule)

@@ -1,0 +1,1 @@
+"""Variant skill reports: which Agurk rule variant rewards skill (``agurk skill-report``)."""

@@ -1,0 +1,358 @@
+"""``agurk skill-report``: run every variant (in parallel worker processes) and write the report files.
+
+``skill_report(variants, players, budget, seed, out)`` runs :func:`skill.variant.run_variant`
+for each preset, one worker process per variant at a time, with one progress bar over
+the whole run, then writes into ``out``:
+
+- ``report.json``: ``{"seed", "budget", "players", "variants": [...]}`` (variants ranked by
+  ``rs_win``; see :func:`skill.variant.run_variant` for each object's keys);
+- ``report.csv``: one row per variant (the statistics and their intervals);
+- ``ladder.csv``: one row per variant and ladder agent;
+- ``report.md``: the ranked table, what the differences mean, the command and seed;
+- ``rs.png`` and ``ladder.png`` (:mod:`skill.plots`);
+- ``checkpoints/PRESET.pt``: each variant's trained PPO agent.
+
+Every file depends only on the arguments, not on the worker count or the machine's speed:
+the same seed gives the same report.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from skill.budget import BUDGETS, FIELD, TRAIN_SETTINGS, Budget, ladder
+from skill.variant import VariantJob, run_variant, work
+
+Monitor = Callable[[list[float], list[float], list[str]], None]
+"""``monitor(units_done, units_total, stages)``: per variant, work done and to do (see
+:func:`skill.variant.work`) and what runs now."""
+
+
+def make_jobs(
+    variants: Sequence[str],
+    players: int,
+    budget: Budget,
+    seed: int,
+    out: Path,
+    checkpoints: dict[str, str] | None = None,
+    train_settings: dict[str, Any] | None = None,
+) -> list[VariantJob]:
+    """One :class:`VariantJob` per preset; a preset in ``checkpoints`` reuses that checkpoint instead of training."""
+    checkpoints = checkpoints or {}
+    return [
+        VariantJob(
+            preset=preset,
+            players=players,
+            budget=budget,
+            seed=seed,
+            train_settings=train_settings or TRAIN_SETTINGS,
+            checkpoint=checkpoints.get(preset),
+            checkpoint_out=None if preset in checkpoints else str(out / "checkpoints" / f"{preset}.pt"),
+        )
+        for preset in variants
+    ]
+
+
+_SHARED: Any = None  # in a worker process: (units done, stage index) per variant
+
+
+def _init_worker(done: Any, stage: Any) -> None:
+    global _SHARED
+    import torch
+
+    torch.set_num_threads(1)  # one core per variant
+    _SHARED = (done, stage)
+
+
+def _stage_names(job: VariantJob) -> list[str]:
+    """The stages a variant reports, in order (their index travels through shared memory)."""
+    return ["waiting", "training PPO", *ladder(job.budget, job.ppo_spec), "done"]
+
+
+def _worker(index: int, job: VariantJob) -> dict[str, Any]:
+    names = _stage_names(job)
+    done, stage = _SHARED
+
+    def progress(units: float, name: str) -> None:
+        done[index] = units
+        stage[index] = names.index(name)
+
+    return run_variant(job, progress)
+
+
+def run_jobs(jobs: Sequence[VariantJob], workers: int = 1, monitor: Monitor | None = None) -> list[dict[str, Any]]:
+    """Run the variants, ``workers`` at a time in spawned processes (in this process when 1); results in order."""
+    names = [_stage_names(job) for job in jobs]
+    totals = [work(job) for job in jobs]
+    if workers <= 1:
+        results = []
+        units, stages = [0.0] * len(jobs), ["waiting"] * len(jobs)
+        for i, job in enumerate(jobs):
+
+            def progress(u: float, name: str, i: int = i) -> None:
+                units[i], stages[i] = u, name
+                if monitor is not None:
+                    monitor(units, totals, stages)
+
+            results.append(run_variant(job, progress))
+        return results
+    import multiprocessing
+    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+
+    ctx = multiprocessing.get_context("spawn")
+    done = ctx.Array("d", len(jobs), lock=False)
+    stage = ctx.Array("i", len(jobs), lock=False)
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(done, stage)) as pool:
+        futures = [pool.submit(_worker, i, job) for i, job in enumerate(jobs)]
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
+            if any(f.exception() is not None for f in finished):
+                for f in pending:
+                    f.cancel()
+                break
+            if monitor is not None:
+                monitor(list(done), totals, [names[i][stage[i]] for i in range(len(jobs))])
+    for f in futures:  # the first real failure, not a cancellation it caused
+        if not f.cancelled() and f.exception() is not None:
+            raise f.exception()  # type: ignore[misc]
+    return [f.result() for f in futures]
+
+
+def rank(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Variants by ``rs_win``, highest first (undefined last), each with its ``rank`` (1 = most skill)."""
+    ordered = sorted(variants, key=lambda v: -v["rs_win"] if v["rs_win"] is not None else math.inf)
+    return [{"rank": i + 1, **v} for i, v in enumerate(ordered)]
+
+
+def command_line(
+    variants: Sequence[str],
+    players: int,
+    budget: str,
+    seed: int,
+    out: str,
+    checkpoints: dict[str, str],
+    train_config: str | None,
+) -> str:
+    """The ``agurk skill-report`` command that reproduces a report."""
+    words = [
+        "agurk",
+        "skill-report",
+        "--variants",
+        ",".join(variants),
+        "--players",
+        str(players),
+        "--budget",
+        budget,
+        "--seed",
+        str(seed),
+        "--out",
+        out,
+    ]
+    for preset, path in checkpoints.items():
+        words += ["--checkpoint", f"{preset}={path}"]
+    if train_config:
+        words += ["--train-config", train_config]
+    return " ".join(words)
+
+
+def skill_report(
+    variants: Sequence[str],
+    players: int = 4,
+    budget: str | Budget = "smoke",
+    seed: int = 0,
+    out: str | Path = "runs/skill-report",
+    checkpoints: dict[str, str] | None = None,
+    train_settings: dict[str, Any] | None = None,
+    workers: int | None = None,
+    monitor: Monitor | None = None,
+    command: str | None = None,
+) -> dict[str, Any]:
+    """Run a skill report and write its files into ``out``; return the ``report.json`` object.
+
+    ``budget`` is a :data:`skill.budget.BUDGETS` name or a :class:`Budget`. ``workers``
+    defaults to one per variant, at most one per CPU core. ``command`` is quoted in
+    ``report.md`` (the CLI passes the command line that reproduces the run).
+    """
+    from skill.plots import plot_ladder, plot_rs
+
+    plan = BUDGETS[budget] if isinstance(budget, str) else budget
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    checkpoints = dict(checkpoints or {})
+    jobs = make_jobs(variants, players, plan, seed, out, checkpoints, train_settings)
+    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
+    results = run_jobs(jobs, min(workers, len(jobs)), monitor)
+    for result in results:  # the report names its own checkpoints relative to its folder
+        path = Path(result["ppo_checkpoint"])
+        if path.is_relative_to(out):
+            result["ppo_checkpoint"] = path.relative_to(out).as_posix()
+    report = {
+        "seed": seed,
+        "budget": plan.name,
+        "players": players,
+        "deals": plan.deals,
+        "matches_per_agent": plan.deals * players,
+        "train_steps": plan.train_steps,
+        "bootstrap_resamples": plan.resamples,
+        "field": FIELD,
+        "ladder": ladder(plan, "ppo"),
+        "command": command or command_line(variants, players, plan.name, seed, str(out), checkpoints, None),
+        "variants": rank(results),
+    }
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_csv(report, out)
+    plot_rs(report, out / "rs.png")
+    plot_ladder(report, out / "ladder.png")
+    (out / "report.md").write_text(markdown(report), encoding="utf-8")
+    return report
+
+
+# ----------------------------------------------------------------------------- files
+
+STAT_KEYS = ("rs_win", "rs_penalty", "skill_share", "n_star", "rating_spread", "upset_rate")
+"""Variant statistics that have an interval (``KEY`` and ``KEY_ci``)."""
+
+
+def write_csv(report: dict[str, Any], out: Path) -> None:
+    """``report.csv`` (one row per variant) and ``ladder.csv`` (one row per variant and agent)."""
+    with (out / "report.csv").open("w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(
+            [
+                "rank",
+                "preset",
+                *(f"{k}{s}" for k in STAT_KEYS for s in ("", "_low", "_high")),
+                "best_win",
+                "best_penalty",
+            ]
+        )
+        for v in report["variants"]:
+            w.writerow(
+                [
+                    v["rank"],
+                    v["preset"],
+                    *(_cell(x) for k in STAT_KEYS for x in (v[k], *v[f"{k}_ci"])),
+                    v["best_win"],
+                    v["best_penalty"],
+                ]
+            )
+    with (out / "ladder.csv").open("w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        keys = ("win_rate", "mean_penalty", "rating")
+        w.writerow(["preset", "spec", *(f"{k}{s}" for k in keys for s in ("", "_low", "_high"))])
+        for v in report["variants"]:
+            for a in v["ladder"]:
+                w.writerow([v["preset"], a["spec"], *(_cell(x) for k in keys for x in (a[k], *a[f"{k}_ci"]))])
+
+
+def _cell(x: float | None) -> str:
+    """A CSV number: empty for ``None`` (unbounded or undefined), else 6 significant digits."""
+    return "" if x is None else f"{x:.6g}"
+
+
+def _fmt(x: float | None, digits: int = 2) -> str:
+    return "∞" if x is None else f"{x:.{digits}f}"
+
+
+def _with_ci(value: float | None, ci: Sequence[float | None], digits: int = 2) -> str:
+    return f"{_fmt(value, digits)} [{_fmt(ci[0], digits)}, {_fmt(ci[1], digits)}]"
+
+
+def _overlap(a: Sequence[float | None], b: Sequence[float | None]) -> bool:
+    """Whether two intervals overlap (``None`` ends are unbounded)."""
+    low = max(x for x in (a[0], b[0], -math.inf) if x is not None)
+    high = min(x for x in (a[1], b[1], math.inf) if x is not None)
+    return low <= high
+
+
+def meaning(report: dict[str, Any]) -> str:
+    """A few sentences on what the ranking means, from the numbers themselves."""
+    vs = [v for v in report["variants"] if v["rs_win"] is not None]
+    if len(vs) < 2:
+        return "One variant only: nothing to compare."
+    top, bottom = vs[0], vs[-1]
+    apart = not _overlap(top["rs_win_ci"], bottom["rs_win_ci"])
+    text = (
+        f"In **{top['preset']}** the best real agent ({top['best_win']}) closes {top['rs_win']:.0%} of the gap in "
+        f"win rate between random play and the oracle, which sees every card; in **{bottom['preset']}** "
+        f"{bottom['best_win']} closes {bottom['rs_win']:.0%}. "
+    )
+    text += (
+        "Their 95% intervals do not overlap, so at this budget the first rewards skill measurably more. "
+        if apart
+        else "Their 95% intervals overlap, so this budget cannot tell them apart; a larger --budget narrows them. "
+    )
+    finite = [v for v in vs if v["n_star"] is not None]
+    if finite:
+        fast = min(finite, key=lambda v: v["n_star"])
+        text += (
+            f"Skill differences among the real agents outweigh luck after about {fast['n_star']:.0f} matches in "
+            f"{fast['preset']} (N*); a smaller N* means fewer matches before the better player reliably shows."
+        )
+    return text
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """``report.md``: ranked table, ladder win rates, meaning, command and seed."""
+    lines = [
+        f"# Agurk variant skill report ({report['budget']} budget, {report['players']} players, seed {report['seed']})",
+        "",
+        f"Each ladder agent played {report['deals']} duplicate deals ({report['matches_per_agent']} matches, every "
+        f"seat rotation) as the focal player against {report['players'] - 1} copies of `{report['field']}`. "
+        f"The PPO agent of each variant trained for {report['train_steps']:,} decisions. Intervals are 95% "
+        f"bootstrap intervals over deals ({report['bootstrap_resamples']} resamples).",
+        "",
+        "## Variants ranked by relative skill",
+        "",
+        "| rank | variant | RS (win rate) | RS (penalty) | skill share | N* matches | rating spread | upset rate |",
+        "|---:|---|---|---|---|---|---|---|",
+    ]
+    for v in report["variants"]:
+        lines.append(
+            f"| {v['rank']} | {v['preset']} | {_with_ci(v['rs_win'], v['rs_win_ci'])} | "
+            f"{_with_ci(v['rs_penalty'], v['rs_penalty_ci'])} | {_with_ci(v['skill_share'], v['skill_share_ci'], 3)} | "
+            f"{_with_ci(v['n_star'], v['n_star_ci'], 0)} | {_with_ci(v['rating_spread'], v['rating_spread_ci'], 0)} | "
+            f"{_with_ci(v['upset_rate'], v['upset_rate_ci'], 3)} |"
+        )
+    lines += ["", meaning(report), "", "## Ladder win rates (focal agent against the field)", ""]
+    specs = report["ladder"]
+    lines.append("| variant | " + " | ".join(specs) + " |")
+    lines.append("|---|" + "---:|" * len(specs))
+    for v in report["variants"]:
+        rates = {a["spec"]: a["win_rate"] for a in v["ladder"]}
+        lines.append(f"| {v['preset']} | " + " | ".join(f"{rates[s]:.3f}" for s in specs) + " |")
+    lines += [
+        "",
+        "![relative skill per variant](rs.png)",
+        "",
+        "![ladder win rates per variant](ladder.png)",
+        "",
+        "## How to read it",
+        "",
+        "- **RS** (relative skill, Borm and van der Genugten): (R_best - R_random) / (R_oracle - R_random), with R "
+        "the focal result: the match win rate, or minus the mean penalty per round. 0: the best real agent does no "
+        "better than random; 1: it does as well as the oracle, which sees every hidden card.",
+        "- **skill share**: the share of one match's win/lose variance explained by which real agent plays "
+        "(variance of their win rates, less sampling variance, over p(1-p)); **N*** = 1 / skill share, the matches "
+        "after which skill differences are as large as luck (∞: no skill difference detected).",
+        "- **rating spread**: Plackett-Luce (Elo-scale) rating of the strongest real agent minus the weakest, each "
+        "rated against the field. **upset rate**: how often the weaker of a focal agent and a field seat finished "
+        "ahead of the stronger (a shared place counts half).",
+        "",
+        "## Reproduce",
+        "",
+        "```",
+        report["command"],
+        "```",
+        "",
+        f"Seed {report['seed']}: the same command gives the same report.",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,189 @@
+"""Skill statistics of one variant from its focal-vs-field tournaments, with a joint bootstrap over deals.
+
+Every ladder agent played the same duplicate deals as the focal entry against the same
+field (``[agent, field, field, ...]``, every rotation). :func:`focal_data` keeps, per
+agent and deal, what the statistics need; :func:`skill_stats` computes them on all
+deals and on bootstrap resamples of the deals, **the same resample for every agent**
+(deals are common, so the agents' numbers are compared on the same luck):
+
+- ``rs_win`` / ``rs_penalty``: relative skill (Borm and van der Genugten),
+  ``(R_best - R_random) / (R_oracle - R_random)``, ``R`` the focal result (win rate,
+  or minus the mean penalty per round), ``best`` the strongest agent that is neither
+  the oracle nor random (chosen on all deals, then fixed in the resamples);
+- ``skill_share``: the share of one match's outcome variance that is skill,
+  ``var_skill / (p (1 - p))``; ``var_skill`` is the variance of the real (non-oracle)
+  agents' win rates (``ddof=1``) minus their mean sampling variance, ``p`` their mean
+  win rate; ``n_star = 1 / skill_share`` is the number of matches after which the
+  spread of skill equals the spread of luck (``None``: skill not above zero);
+- ``rating_spread``: the Plackett-Luce rating (Elo scale, each agent against the field)
+  of the strongest real agent minus the weakest's;
+- ``upset_rate``: over every (focal agent, field seat) pair at the same table where one
+  is rated stronger, how often the weaker finished ahead (a shared place counts half).
+
+Intervals are 95% percentile intervals of the bootstrap (``n_star``'s are mapped from
+``skill_share``'s, so they agree).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.tournament import RATING_SCALE, SeatStats, Stages, deal_resamples, fit_plackett_luce, stages
+
+
+@dataclass
+class FocalData:
+    """Per ladder agent (``K``) and deal (``D``), the focal entry's numbers summed over rotations."""
+
+    specs: list[str]
+    win: np.ndarray  # (K, D) mean share of wins over the rotations
+    penalty: np.ndarray  # (K, D) penalty points
+    rounds: np.ndarray  # (K, D) rounds played
+    field_ahead: np.ndarray  # (K, D) field seats that finished ahead of the focal (shared place: 1/2)
+    pairs: int  # (focal, field seat) pairs per deal: rotations x (players - 1)
+    stages: list[Stages]  # per agent, the Plackett-Luce stages of its table
+
+
+def focal_data(specs: Sequence[str], by_rotation: Sequence[Sequence[SeatStats]]) -> FocalData:
+    """:class:`FocalData` from each agent's tournament ``by_rotation`` (entry 0 the focal agent)."""
+    win, penalty, rounds, ahead, st = [], [], [], [], []
+    for rotations in by_rotation:
+        n = rotations[0].win.shape[0]
+        win.append(sum(s.win[:, 0] for s in rotations) / len(rotations))
+        penalty.append(sum(s.penalty[:, 0] for s in rotations).astype(np.float64))
+        rounds.append(sum(s.rounds[:, 0] for s in rotations).astype(np.float64))
+        place = [s.place for s in rotations]
+        ahead.append(sum(((pl[:, 1:] < pl[:, :1]) + 0.5 * (pl[:, 1:] == pl[:, :1])).sum(1) for pl in place))
+        st.append(stages(np.concatenate(place), np.tile(np.arange(n), len(rotations)), n))
+    pairs = len(by_rotation[0]) * (by_rotation[0][0].win.shape[1] - 1)
+    return FocalData(list(specs), *(np.stack(x) for x in (win, penalty, rounds, ahead)), pairs, st)
+
+
+@dataclass
+class SkillStats:
+    """One variant's skill statistics (see the module docstring); ``*_ci`` are ``(low, high)``."""
+
+    win_rate: np.ndarray  # (K,) focal win rate per agent
+    result_penalty: np.ndarray  # (K,) minus mean penalty per round
+    rating: np.ndarray  # (K,) Plackett-Luce rating against the field
+    rating_ci: np.ndarray  # (K, 2)
+    best_win: str
+    best_penalty: str
+    rs_win: float | None
+    rs_win_ci: tuple[float | None, float | None]
+    rs_penalty: float | None
+    rs_penalty_ci: tuple[float | None, float | None]
+    skill_share: float | None
+    skill_share_ci: tuple[float | None, float | None]
+    n_star: float | None
+    n_star_ci: tuple[float | None, float | None]
+    rating_spread: float
+    rating_spread_ci: tuple[float | None, float | None]
+    upset_rate: float
+    upset_rate_ci: tuple[float | None, float | None]
+
+
+def _relative_skill(result: np.ndarray, best: int, random: int, oracle: int) -> np.ndarray:
+    """``(R_best - R_random) / (R_oracle - R_random)`` per row of ``result`` ``(R, K)``; NaN where undefined."""
+    span = result[:, oracle] - result[:, random]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(span > 0, (result[:, best] - result[:, random]) / span, np.nan)
+
+
+def _finite(x: float) -> float | None:
+    """JSON-friendly: ``None`` for NaN or infinity."""
+    return float(x) if np.isfinite(x) else None
+
+
+def _inverse(x: float | None) -> float | None:
+    """``1 / x`` for a positive ``x``, else ``None`` (unbounded)."""
+    return 1.0 / float(x) if x is not None and np.isfinite(x) and x > 0 else None
+
+
+def _interval(samples: np.ndarray) -> tuple[float | None, float | None]:
+    """95% percentile interval of the finite samples (``None`` ends when there are none)."""
+    ok = samples[np.isfinite(samples)]
+    if not ok.size:
+        return None, None
+    low, high = np.percentile(ok, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def skill_stats(data: FocalData, random: str, oracle: str, field: str, seed: int, resamples: int = 1000) -> SkillStats:
+    """The skill statistics of one variant; ``random``, ``oracle`` and ``field`` name ladder specs."""
+    specs = data.specs
+    k, n = data.win.shape
+    i_random, i_oracle = specs.index(random), specs.index(oracle)
+    real = np.array([i != i_oracle for i in range(k)])
+    candidates = np.array([i not in (i_oracle, i_random) for i in range(k)])
+    upset_agents = real & np.array([s != field for s in specs])
+
+    def estimates(counts: np.ndarray) -> dict[str, np.ndarray]:
+        """Every statistic for deal weights ``counts`` ``(R, D)`` (each row sums to ``D``)."""
+        win = counts @ data.win.T / n  # (R, K)
+        result_penalty = -(counts @ data.penalty.T) / (counts @ data.rounds.T)
+        second = counts @ (data.win**2).T / n
+        sampling = (second - win**2) / (n - 1)  # variance of each agent's mean over deals
+        real_win = win[:, real]
+        p = real_win.mean(1)
+        var_skill = real_win.var(1, ddof=1) - sampling[:, real].mean(1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(p * (1 - p) > 0, var_skill / (p * (1 - p)), np.nan)
+        theta = [fit_plackett_luce(st.chosen, st.risk, counts @ st.counts) for st in data.stages]
+        rating = np.stack([RATING_SCALE * (t[:, 0] - t[:, 1:].mean(1)) for t in theta], axis=1)  # (R, K)
+        return {"win": win, "penalty": result_penalty, "share": share, "rating": rating}
+
+    point = {key: value[0] for key, value in estimates(np.ones((1, n))).items()}
+    best_win = int(np.flatnonzero(candidates)[np.argmax(point["win"][candidates])])
+    best_penalty = int(np.flatnonzero(candidates)[np.argmax(point["penalty"][candidates])])
+    stronger = point["rating"] > 0  # than the field
+    upsets = np.where(stronger[:, None], data.field_ahead, data.pairs - data.field_ahead)[upset_agents]  # (U, D)
+    pair_total = data.pairs * n * max(int(upset_agents.sum()), 1)
+
+    def derived(est: dict[str, np.ndarray], counts: np.ndarray) -> np.ndarray:
+        """``(R, 5)``: rs_win, rs_penalty, skill_share, rating_spread, upset_rate."""
+        rating = est["rating"][:, real]
+        return np.stack(
+            [
+                _relative_skill(est["win"], best_win, i_random, i_oracle),
+                _relative_skill(est["penalty"], best_penalty, i_random, i_oracle),
+                est["share"],
+                rating.max(1) - rating.min(1),
+                (counts @ upsets.T).sum(1) / pair_total,
+            ],
+            axis=1,
+        )
+
+    values = derived({key: value[None] for key, value in point.items()}, np.ones((1, n)))[0]
+    boot, boot_rating = [], []
+    for counts in deal_resamples(seed, n, resamples, chunk=max(1, 2_000_000 // max(n * k, 1))):
+        est = estimates(counts)
+        boot.append(derived(est, counts))
+        boot_rating.append(est["rating"])
+    samples = np.concatenate(boot)
+    rating_ci = np.percentile(np.concatenate(boot_rating), [2.5, 97.5], axis=0).T
+    rs_win_ci, rs_penalty_ci, share_ci, spread_ci, upset_ci = (_interval(samples[:, j]) for j in range(5))
+    share_low, share_high = share_ci
+    return SkillStats(
+        win_rate=point["win"],
+        result_penalty=point["penalty"],
+        rating=point["rating"],
+        rating_ci=rating_ci,
+        best_win=specs[best_win],
+        best_penalty=specs[best_penalty],
+        rs_win=_finite(values[0]),
+        rs_win_ci=rs_win_ci,
+        rs_penalty=_finite(values[1]),
+        rs_penalty_ci=rs_penalty_ci,
+        skill_share=_finite(values[2]),
+        skill_share_ci=share_ci,
+        n_star=_inverse(values[2]),
+        n_star_ci=(_inverse(share_high), _inverse(share_low)),
+        rating_spread=float(values[3]),
+        rating_spread_ci=spread_ci,
+        upset_rate=float(values[4]),
+        upset_rate_ci=upset_ci,
+    )

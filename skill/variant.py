@@ -1,0 +1,152 @@
+"""One variant of a skill report: train its PPO agent, play the ladder against the field, compute the statistics.
+
+:func:`run_variant` is what each worker process runs. Everything in it is seeded from the
+report's seed: the PPO agent's training (``Config.seed``) and every tournament (the same
+deals for every ladder agent, so its numbers are compared on common deals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.tournament import tournament
+from agurk_env.rules import Rules
+from skill.budget import FIELD, ORACLE, RANDOM, TRAIN_COST, Budget, ladder, match_cost
+from skill.stats import focal_data, skill_stats
+
+Progress = Callable[[float, str], None]
+"""``progress(units_done, stage)``: work done so far in this variant (see :func:`work`) and what runs now."""
+
+
+@dataclass(frozen=True)
+class VariantJob:
+    """Everything a worker needs to run one variant."""
+
+    preset: str
+    players: int
+    budget: Budget
+    seed: int
+    train_settings: dict[str, Any]
+    """PPO config keys (``training.config.Config``) besides preset, players, steps and seed."""
+    checkpoint: str | None = None
+    """A trained checkpoint to put on the ladder instead of training one."""
+    checkpoint_out: str | None = None
+    """Where the trained checkpoint is written (when ``checkpoint`` is None)."""
+    field_spec: str = FIELD
+
+    @property
+    def rules(self) -> Rules:
+        """The variant's rules at the report's player count."""
+        return Rules.preset(self.preset, players=self.players)
+
+    @property
+    def ppo_spec(self) -> str:
+        """The ladder spec of the PPO agent."""
+        return f"ppo:{self.checkpoint or self.checkpoint_out}"
+
+
+def work(job: VariantJob) -> float:
+    """Estimated work units of ``job`` (training plus every ladder agent's matches), for progress bars."""
+    train = 0.0 if job.checkpoint else job.budget.train_steps * TRAIN_COST
+    matches = job.budget.deals * job.players
+    return train + sum(matches * match_cost(spec) for spec in ladder(job.budget, job.ppo_spec))
+
+
+class _TrainProgress:
+    """The ``schedule`` a trainer reports to (``after_update``), forwarded as work units."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+
+    def after_update(self, step: int, decisions: int, seconds: float, logs: dict[str, float]) -> None:
+        self.progress(step * TRAIN_COST, "training PPO")
+
+
+def train_agent(job: VariantJob, progress: Progress) -> None:
+    """Train the variant's PPO agent for ``budget.train_steps`` decisions and save it to ``job.checkpoint_out``."""
+    from training.config import config_from_dict
+    from training.run import make_trainer
+
+    cfg = config_from_dict(
+        {
+            **job.train_settings,
+            "preset": job.preset,
+            "players": [job.players],
+            "total_steps": job.budget.train_steps,
+            "seed": job.seed,
+            "time_limit": 0,  # a fixed number of decisions: the same budget on any machine
+        }
+    )
+    trainer = make_trainer(cfg)
+    trainer.train(_TrainProgress(progress))
+    path = Path(str(job.checkpoint_out))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    trainer.save(path, float("-inf"))
+
+
+def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, Any]:
+    """Run one variant; return its ``report.json`` object (without ``rank``)."""
+    report = progress or (lambda units, stage: None)
+    done = 0.0
+    if job.checkpoint is None:
+        train_agent(job, report)
+        done = job.budget.train_steps * TRAIN_COST
+    rules, budget = job.rules, job.budget
+    specs = ladder(budget, job.ppo_spec)
+    results = []
+    for spec in specs:
+        cost = match_cost(spec)
+        results.append(
+            tournament(
+                rules,
+                [spec] + [job.field_spec] * (rules.players - 1),
+                budget.deals,
+                job.seed,
+                resamples=budget.resamples,
+                progress=lambda n, base=done, c=cost, s=spec: report(base + n * c, s),
+            )
+        )
+        done += budget.deals * rules.players * cost
+        report(done, spec)
+    stats = skill_stats(
+        focal_data(specs, [r.by_rotation for r in results]), RANDOM, ORACLE, job.field_spec, job.seed, budget.resamples
+    )
+    report(done, "done")
+    ladder_rows = []
+    for i, (spec, result) in enumerate(zip(specs, results, strict=True)):
+        focal = result.entries[0]
+        ladder_rows.append(
+            {
+                "spec": "ppo" if spec == job.ppo_spec else spec,
+                "win_rate": focal.win_rate,
+                "win_rate_ci": list(focal.win_rate_ci),
+                "mean_penalty": focal.mean_penalty,
+                "mean_penalty_ci": list(focal.mean_penalty_ci),
+                "rating": float(stats.rating[i]),
+                "rating_ci": [float(x) for x in stats.rating_ci[i]],
+            }
+        )
+    label = {job.ppo_spec: "ppo"}
+    return {
+        "preset": job.preset,
+        "rules": rules.to_dict(),
+        "rs_win": stats.rs_win,
+        "rs_win_ci": list(stats.rs_win_ci),
+        "rs_penalty": stats.rs_penalty,
+        "rs_penalty_ci": list(stats.rs_penalty_ci),
+        "best_win": label.get(stats.best_win, stats.best_win),
+        "best_penalty": label.get(stats.best_penalty, stats.best_penalty),
+        "skill_share": stats.skill_share,
+        "skill_share_ci": list(stats.skill_share_ci),
+        "n_star": stats.n_star,
+        "n_star_ci": list(stats.n_star_ci),
+        "rating_spread": stats.rating_spread,
+        "rating_spread_ci": list(stats.rating_spread_ci),
+        "upset_rate": stats.upset_rate,
+        "upset_rate_ci": list(stats.upset_rate_ci),
+        "ppo_checkpoint": job.checkpoint or job.checkpoint_out,
+        "ladder": ladder_rows,
+    }
