@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from agents.tournament import tournament
@@ -55,20 +54,10 @@ def work(job: VariantJob) -> float:
     return train + sum(matches * match_cost(spec) for spec in ladder(job.budget, job.ppo_spec))
 
 
-class _TrainProgress:
-    """The ``schedule`` a trainer reports to (``after_update``), forwarded as work units."""
-
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-
-    def after_update(self, step: int, decisions: int, seconds: float, logs: dict[str, float]) -> None:
-        self.progress(step * TRAIN_COST, "training PPO")
-
-
 def train_agent(job: VariantJob, progress: Progress) -> None:
     """Train the variant's PPO agent for ``budget.train_steps`` decisions and save it to ``job.checkpoint_out``."""
     from training.config import config_from_dict
-    from training.run import make_trainer
+    from training.run import train_to_file
 
     cfg = config_from_dict(
         {
@@ -80,11 +69,7 @@ def train_agent(job: VariantJob, progress: Progress) -> None:
             "time_limit": 0,  # a fixed number of decisions: the same budget on any machine
         }
     )
-    trainer = make_trainer(cfg)
-    trainer.train(_TrainProgress(progress))
-    path = Path(str(job.checkpoint_out))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    trainer.save(path, float("-inf"))
+    train_to_file(cfg, str(job.checkpoint_out), lambda step, logs: progress(step * TRAIN_COST, "training PPO"))
 
 
 def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, Any]:

@@ -23,6 +23,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -312,6 +313,34 @@ def make_trainer(cfg: Config, resume: dict[str, Any] | None = None) -> Any:
     else:
         from training.ppo import FastTrainer as Trainer
     return Trainer(cfg, resume)
+
+
+class _Updates:
+    """A trainer ``schedule`` that only forwards each update's step and scalars to ``on_update``."""
+
+    def __init__(self, on_update: Callable[[int, dict[str, float]], Any] | None) -> None:
+        self.on_update = on_update
+
+    def after_update(self, step: int, decisions: int, seconds: float, logs: dict[str, float]) -> None:
+        if self.on_update is not None:
+            self.on_update(step, logs)
+
+
+def train_to_file(
+    cfg: Config, path: str | Path, on_update: Callable[[int, dict[str, float]], Any] | None = None
+) -> Any:
+    """Train ``cfg`` to ``total_steps`` (no run folder, no evaluation) and save the checkpoint to ``path``.
+
+    The quick way to a trained agent (``ppo:PATH``) from code: ``agurk skill-report`` and
+    the quickstart notebook use it. ``on_update(step, logs)`` is called after every update
+    with the learner decisions so far and the update's scalars. Returns the trainer.
+    """
+    trainer = make_trainer(cfg)
+    trainer.train(_Updates(on_update))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    trainer.save(path, trainer.best_score)
+    return trainer
 
 
 def execute(cfg: Config, out: Path, resume: dict[str, Any] | None, console: Any, show_progress: bool) -> dict[str, Any]:

@@ -1,0 +1,121 @@
+"""`agurk skill-report` end to end at a tiny budget: files, schema, reproducibility, checkpoint reuse, errors."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from agurk_env.cli import main
+from skill import budget as B
+from skill.report import skill_report
+
+TINY = B.Budget("tiny", ("standard", "every_trick"), deals=6, train_steps=2_000, worlds=(1, 2), resamples=60)
+TRAIN = {**B.TRAIN_SETTINGS, "num_envs": 32, "num_steps": 8, "minibatch_size": 256}
+CI_KEYS = ("rs_win", "rs_penalty", "skill_share", "n_star", "rating_spread", "upset_rate")
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path, Path]:
+    """The same tiny report twice: in this process, and in two worker processes."""
+    one, two = tmp_path_factory.mktemp("one"), tmp_path_factory.mktemp("two")
+    first = skill_report(["standard", "every_trick"], 4, TINY, 7, one, train_settings=TRAIN, workers=1, command="x")
+    skill_report(["standard", "every_trick"], 4, TINY, 7, two, train_settings=TRAIN, workers=2, command="x")
+    return first, one, two
+
+
+def test_report_files_and_json_schema(reports: tuple[dict, Path, Path]) -> None:
+    report, out, _ = reports
+    for name in ("report.md", "report.json", "report.csv", "ladder.csv", "rs.png", "ladder.png"):
+        assert (out / name).stat().st_size > 0, name
+    assert json.loads((out / "report.json").read_text()) == report
+    assert (report["seed"], report["budget"], report["players"]) == (7, "tiny", 4)
+    assert {v["preset"] for v in report["variants"]} == {"standard", "every_trick"}
+    ladder = ["random", "shed", "guard", "counter", "ducker", "pimc:worlds=1", "pimc:worlds=2", "ppo", "oracle"]
+    assert report["ladder"] == ladder
+    for v in report["variants"]:
+        for key in CI_KEYS:
+            assert len(v[f"{key}_ci"]) == 2, key
+        assert [a["spec"] for a in v["ladder"]] == ladder
+        for a in v["ladder"]:
+            assert a["win_rate_ci"][0] <= a["win_rate"] <= a["win_rate_ci"][1]
+            assert a["mean_penalty_ci"][0] <= a["mean_penalty"] <= a["mean_penalty_ci"][1]
+        rates = {a["spec"]: a["win_rate"] for a in v["ladder"]}
+        assert rates["guard"] == pytest.approx(0.25)  # the field against itself: every seat alike
+        assert rates["oracle"] > rates["random"]
+        assert v["ppo_checkpoint"] == f"checkpoints/{v['preset']}.pt"
+        assert (out / v["ppo_checkpoint"]).is_file()
+    rs = [v["rs_win"] for v in report["variants"]]
+    assert rs == sorted(rs, reverse=True) and [v["rank"] for v in report["variants"]] == [1, 2]
+
+
+def test_csv_and_markdown_carry_the_json_numbers(reports: tuple[dict, Path, Path]) -> None:
+    report, out, _ = reports
+    rows = list(csv.DictReader((out / "report.csv").open()))
+    assert [r["preset"] for r in rows] == [v["preset"] for v in report["variants"]]
+    for row, v in zip(rows, report["variants"], strict=True):
+        assert float(row["rs_win"]) == pytest.approx(v["rs_win"], rel=1e-5)
+        assert float(row["upset_rate_high"]) == pytest.approx(v["upset_rate_ci"][1], rel=1e-5)
+    ladder = list(csv.DictReader((out / "ladder.csv").open()))
+    assert len(ladder) == 2 * 9
+    md = (out / "report.md").read_text()
+    top = report["variants"][0]
+    assert f"| 1 | {top['preset']} | {top['rs_win']:.2f} [" in md
+    assert "x" in md.split("## Reproduce")[1]  # the command as given
+
+
+def test_same_seed_same_report_whatever_the_workers(reports: tuple[dict, Path, Path]) -> None:
+    _, one, two = reports
+    for name in ("report.json", "report.csv", "ladder.csv", "report.md"):
+        assert (one / name).read_bytes() == (two / name).read_bytes(), name
+
+
+def test_cli_reuses_a_given_checkpoint(
+    reports: tuple[dict, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    # the CLI at the tiny budget, standard only, with the checkpoint the fixture trained:
+    # nothing is trained, and the ladder plays exactly as in the fixture's report
+    report, out, _ = reports
+    monkeypatch.setitem(B.BUDGETS, "smoke", B.Budget("smoke", *list(TINY.__dict__.values())[1:]))
+    ckpt = out / "checkpoints" / "standard.pt"
+    argv = ["skill-report", "--variants", "standard", "--seed", "7", "--out", str(tmp_path), "-q"]
+    assert main([*argv, "--checkpoint", f"standard={ckpt}"]) == 0
+    assert "1 variants, smoke budget" in capsys.readouterr().out
+    again = json.loads((tmp_path / "report.json").read_text())
+    assert not (tmp_path / "checkpoints").exists()  # reused, not trained
+    (variant,) = again["variants"]
+    assert variant["ppo_checkpoint"] == str(ckpt)
+    before = next(v for v in report["variants"] if v["preset"] == "standard")
+    assert variant["ladder"] == before["ladder"]
+    assert again["command"].endswith(f"--checkpoint standard={ckpt}")
+    assert (tmp_path / "report.md").read_text().count(again["command"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--variants", "standard,bogus"], "unknown preset 'bogus'"),
+        (["--variants", "standard,standard"], "names a preset twice"),
+        (["--variants", "standard", "--checkpoint", "danish21=x.pt"], "'danish21' is not one of the variants"),
+        (["--variants", "standard", "--checkpoint", "standard"], "needs PRESET=PATH"),
+        (["--variants", "standard", "--checkpoint", "standard=missing.pt"], "no checkpoint at 'missing.pt'"),
+        (["--variants", "standard", "--players", "9"], "players must be an integer"),
+        (["--variants", "standard", "--workers", "0"], "--workers must be > 0"),
+        (["--variants", "standard", "--seed", "-1"], "--seed must be >= 0"),
+        (["--budget", "huge"], "invalid choice: 'huge'"),
+    ],
+)
+def test_user_errors_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture) -> None:
+    assert main(["skill-report", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_bad_train_config_key_is_named(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("learning_rat: 0.1\n")
+    assert main(["skill-report", "--variants", "standard", "--train-config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "learning_rat" in err and err.count("\n") == 1
