@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.heuristics import DESCRIPTIONS
+from agents.registry import STRONGEST_HEURISTIC
 from agurk_env.rules import PRESETS
 
 
@@ -48,8 +49,8 @@ BUDGETS: dict[str, Budget] = {
 }
 """``smoke`` (CI, a few minutes), ``small`` (about 10 minutes), ``full`` (every preset; see the README)."""
 
-FIELD = "heuristic"
-"""The field every ladder agent plays against: the strongest heuristic (``agurk agents``)."""
+FIELD = STRONGEST_HEURISTIC
+"""The field every ladder agent plays against: the strongest heuristic (``guard``), named as on the ladder."""
 RANDOM, ORACLE = "random", "oracle"
 """The ladder's floor and its fictive player (sees every card), the ends of relative skill."""
 

@@ -72,7 +72,7 @@ def _init_worker(done: Any, stage: Any) -> None:
 
 def _stage_names(job: VariantJob) -> list[str]:
     """The stages a variant reports, in order (their index travels through shared memory)."""
-    return ["waiting", "training PPO", *ladder(job.budget, job.ppo_spec), "done"]
+    return ["waiting", "training PPO", *ladder(job.budget, "ppo"), "done"]
 
 
 def _worker(index: int, job: VariantJob) -> dict[str, Any]:

@@ -80,9 +80,9 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, 
         train_agent(job, report)
         done = job.budget.train_steps * TRAIN_COST
     rules, budget = job.rules, job.budget
-    specs = ladder(budget, job.ppo_spec)
+    specs, labels = ladder(budget, job.ppo_spec), ladder(budget, "ppo")
     results = []
-    for spec in specs:
+    for spec, label in zip(specs, labels, strict=True):
         cost = match_cost(spec)
         results.append(
             tournament(
@@ -91,21 +91,21 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, 
                 budget.deals,
                 job.seed,
                 resamples=budget.resamples,
-                progress=lambda n, base=done, c=cost, s=spec: report(base + n * c, s),
+                progress=lambda n, base=done, c=cost, s=label: report(base + n * c, s),
             )
         )
         done += budget.deals * rules.players * cost
-        report(done, spec)
+        report(done, label)
     stats = skill_stats(
-        focal_data(specs, [r.by_rotation for r in results]), RANDOM, ORACLE, job.field_spec, job.seed, budget.resamples
+        focal_data(labels, [r.by_rotation for r in results]), RANDOM, ORACLE, job.field_spec, job.seed, budget.resamples
     )
     report(done, "done")
     ladder_rows = []
-    for i, (spec, result) in enumerate(zip(specs, results, strict=True)):
+    for i, (label, result) in enumerate(zip(labels, results, strict=True)):
         focal = result.entries[0]
         ladder_rows.append(
             {
-                "spec": "ppo" if spec == job.ppo_spec else spec,
+                "spec": label,
                 "win_rate": focal.win_rate,
                 "win_rate_ci": list(focal.win_rate_ci),
                 "mean_penalty": focal.mean_penalty,
@@ -114,7 +114,6 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, 
                 "rating_ci": [float(x) for x in stats.rating_ci[i]],
             }
         )
-    label = {job.ppo_spec: "ppo"}
     return {
         "preset": job.preset,
         "rules": rules.to_dict(),
@@ -122,8 +121,8 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, 
         "rs_win_ci": list(stats.rs_win_ci),
         "rs_penalty": stats.rs_penalty,
         "rs_penalty_ci": list(stats.rs_penalty_ci),
-        "best_win": label.get(stats.best_win, stats.best_win),
-        "best_penalty": label.get(stats.best_penalty, stats.best_penalty),
+        "best_win": stats.best_win,
+        "best_penalty": stats.best_penalty,
         "skill_share": stats.skill_share,
         "skill_share_ci": list(stats.skill_share_ci),
         "n_star": stats.n_star,

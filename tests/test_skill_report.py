@@ -31,7 +31,7 @@ def test_report_files_and_json_schema(reports: tuple[dict, Path, Path]) -> None:
     for name in ("report.md", "report.json", "report.csv", "ladder.csv", "rs.png", "ladder.png"):
         assert (out / name).stat().st_size > 0, name
     assert json.loads((out / "report.json").read_text()) == report
-    assert (report["seed"], report["budget"], report["players"]) == (7, "tiny", 4)
+    assert (report["seed"], report["budget"], report["players"], report["field"]) == (7, "tiny", 4, "guard")
     assert {v["preset"] for v in report["variants"]} == {"standard", "every_trick"}
     ladder = ["random", "shed", "guard", "counter", "ducker", "pimc:worlds=1", "pimc:worlds=2", "ppo", "oracle"]
     assert report["ladder"] == ladder
