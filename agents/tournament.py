@@ -448,23 +448,9 @@ def _parallel(
     workers: int,
 ) -> list[SeatStats]:
     """The rotations played by ``workers`` spawned processes (progress polled from shared counters)."""
-    import multiprocessing
-    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+    from agents.processes import SPAWN, map_spawned
 
-    ctx = multiprocessing.get_context("spawn")
-    done = ctx.Array("q", rules.players, lock=False)
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(done,)) as pool:
-        jobs = [pool.submit(_worker_rotation, rules, specs, r, deals, seed, batch) for r in range(rules.players)]
-        pending = set(jobs)
-        while pending:
-            finished, pending = wait(pending, timeout=0.2, return_when=FIRST_EXCEPTION)
-            if any(job.exception() is not None for job in finished):
-                for job in pending:
-                    job.cancel()
-                break
-            if progress is not None:
-                progress(sum(done))
-    for job in jobs:  # the first real failure, not a cancellation it caused
-        if not job.cancelled() and job.exception() is not None:
-            raise job.exception()  # type: ignore[misc]
-    return [job.result() for job in jobs]
+    done = SPAWN.Array("q", rules.players, lock=False)
+    jobs = [(rules, specs, r, deals, seed, batch) for r in range(rules.players)]
+    poll = None if progress is None else (lambda: progress(sum(done)))
+    return map_spawned(_worker_rotation, jobs, workers, _init_worker, (done,), poll)

@@ -161,6 +161,24 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _start_bar(console: Any, *count: Any) -> Any:
+    """A started, transient rich progress display: description, bar, the ``count`` columns, elapsed time, eta."""
+    from rich.progress import BarColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+    bar = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        *count,
+        TimeElapsedColumn(),
+        "eta",
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+    bar.start()
+    return bar
+
+
 class _Progress:
     """A transient rich progress bar over ``total`` matches; yields the ``progress(n_done)`` callback."""
 
@@ -171,20 +189,9 @@ class _Progress:
     def __enter__(self) -> Callable[[int], None] | None:
         if not self.enabled:
             return None
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import MofNCompleteColumn
 
-        self._bar = Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            MofNCompleteColumn(),
-            "matches",
-            TimeElapsedColumn(),
-            "eta",
-            TimeRemainingColumn(),
-            console=self.console,
-            transient=True,
-        )
-        self._bar.start()
+        self._bar = _start_bar(self.console, MofNCompleteColumn(), "matches")
         task = self._bar.add_task("simulating", total=self.total)
         bar = self._bar
         return lambda n_done: bar.update(task, completed=n_done)
@@ -400,19 +407,9 @@ class _SkillMonitor:
     def __enter__(self) -> Callable[[list[float], list[float], list[str]], None] | None:
         if not self.enabled:
             return None
-        from rich.progress import BarColumn, Progress, TaskProgressColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import TaskProgressColumn
 
-        self._bar = Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            TaskProgressColumn(),
-            TimeElapsedColumn(),
-            "eta",
-            TimeRemainingColumn(),
-            console=self.console,
-            transient=True,
-        )
-        self._bar.start()
+        self._bar = _start_bar(self.console, TaskProgressColumn())
         self._overall = self._bar.add_task("all variants", total=1.0)
         self._tasks = [self._bar.add_task(f"  {v}: waiting", total=1.0) for v in self.variants]
         return self.update

@@ -102,27 +102,16 @@ def run_jobs(jobs: Sequence[VariantJob], workers: int = 1, monitor: Monitor | No
 
             results.append(run_variant(job, progress))
         return results
-    import multiprocessing
-    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+    from agents.processes import SPAWN, map_spawned
 
-    ctx = multiprocessing.get_context("spawn")
-    done = ctx.Array("d", len(jobs), lock=False)
-    stage = ctx.Array("i", len(jobs), lock=False)
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(done, stage)) as pool:
-        futures = [pool.submit(_worker, i, job) for i, job in enumerate(jobs)]
-        pending = set(futures)
-        while pending:
-            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
-            if any(f.exception() is not None for f in finished):
-                for f in pending:
-                    f.cancel()
-                break
-            if monitor is not None:
-                monitor(list(done), totals, [names[i][stage[i]] for i in range(len(jobs))])
-    for f in futures:  # the first real failure, not a cancellation it caused
-        if not f.cancelled() and f.exception() is not None:
-            raise f.exception()  # type: ignore[misc]
-    return [f.result() for f in futures]
+    done = SPAWN.Array("d", len(jobs), lock=False)
+    stage = SPAWN.Array("i", len(jobs), lock=False)
+
+    def poll() -> None:
+        if monitor is not None:
+            monitor(list(done), totals, [n[i] for n, i in zip(names, stage, strict=True)])
+
+    return map_spawned(_worker, list(enumerate(jobs)), workers, _init_worker, (done, stage), poll, every=0.5)
 
 
 def rank(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
