@@ -119,3 +119,23 @@ def test_bad_train_config_key_is_named(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["skill-report", "--variants", "standard", "--train-config", str(cfg)]) == 2
     err = capsys.readouterr().err
     assert "learning_rat" in err and err.count("\n") == 1
+
+
+def test_progress_display_shows_every_variant_and_the_whole_run() -> None:
+    import io
+
+    from rich.console import Console
+
+    from agurk_env.cli import _SkillMonitor
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=100)
+    with _SkillMonitor(console, ["standard", "swedish"], enabled=True) as update:
+        assert update is not None
+        update([5.0, 0.0], [10.0, 10.0], ["pimc:worlds=4", "waiting"])
+        update([10.0, 2.5], [10.0, 10.0], ["done", "training PPO"])
+    text = buf.getvalue()  # the last frame (rich redraws on a timer and on stop)
+    assert "all variants" in text and "standard: done" in text and "swedish: training PPO" in text
+    assert " 62%" in text and " 25%" in text  # (10 + 2.5) / 20 overall, 2.5 / 10 for swedish
+    with _SkillMonitor(console, ["standard"], enabled=False) as update:
+        assert update is None
