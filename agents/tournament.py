@@ -14,7 +14,8 @@ Statistics, per entry (95% percentile bootstrap over deals: deal indices are res
 with replacement, all rotations of a deal together, with ``np.random.default_rng([seed,
 BOOTSTRAP_TAG])``):
 
-- ``win_rate``: matches won, a win shared by ``k`` winners counting ``1/k``;
+- ``win_rate``: matches won, a win shared by ``k`` winners counting ``1/k`` (under
+  ``match_end=first_out`` a round that puts every seat out ends the match with no winner);
 - ``mean_penalty``: penalty points per round played (rounds after going out do not count);
 - ``last_trick_rate``: share of the rounds played in which the entry "took" the last
   trick: under ``scoring=last_trick`` it scored a penalty in the round (so with
@@ -57,7 +58,7 @@ _WIN_KEY = 1 << 30  # place key of the winners: above every round number
 class SeatStats:
     """Per-match numbers of one run, by seat; arrays indexed ``[match, seat]``."""
 
-    win: np.ndarray  # (N, P) float: 1/k for each of k winners, else 0
+    win: np.ndarray  # (N, P) float: 1/k for each of k winners, else 0 (all 0 in a match nobody wins)
     penalty: np.ndarray  # (N, P) int: penalty points over the match
     rounds: np.ndarray  # (N, P) int: rounds the seat played
     last: np.ndarray  # (N, P) int: rounds in which the seat took the last trick
@@ -137,7 +138,7 @@ def seat_stats(
             ids = state.match_id[over]
             keep, ids = over[ids < n], ids[ids < n]
             winners = state.winners[keep]
-            res.win[ids] = winners / winners.sum(1, keepdims=True)
+            res.win[ids] = winners / np.maximum(winners.sum(1, keepdims=True), 1)  # no winner: 0 each
             res.penalty[ids], res.rounds[ids], res.last[ids] = penalty[keep], rounds[keep], last[keep]
             res.place[ids] = places(winners, out_round[keep])
             for acc in (penalty, rounds, last):

@@ -457,8 +457,9 @@ def _cmd_skill_report(args: argparse.Namespace) -> int:
             raise CliError(f"--checkpoint {preset}={path}: {e}") from None
         actions = Rules.preset(preset, players=args.players).num_actions
         if agent.net.actions < actions:
-            raise CliError(f"--checkpoint {preset}={path}: the network has {agent.net.actions} actions, "
-                           f"{preset} needs {actions}")
+            raise CliError(
+                f"--checkpoint {preset}={path}: the network has {agent.net.actions} actions, {preset} needs {actions}"
+            )
     settings = None
     if args.train_config:
         try:
@@ -476,7 +477,15 @@ def _cmd_skill_report(args: argparse.Namespace) -> int:
     try:
         with _SkillMonitor(console, variants, not args.quiet and console.is_terminal) as monitor:
             report = skill_report(
-                variants, args.players, args.budget, args.seed, out, checkpoints, settings, args.workers, monitor,
+                variants,
+                args.players,
+                args.budget,
+                args.seed,
+                out,
+                checkpoints,
+                settings,
+                args.workers,
+                monitor,
                 command,
             )
     except KeyboardInterrupt:
@@ -493,18 +502,15 @@ def _print_skill_report(report: dict[str, Any]) -> None:
     """The ranked variants as a table on stdout."""
     from rich.table import Table
 
-    from skill.report import _with_ci
+    from skill.report import STAT_KEYS, stat_text
 
-    table = Table(title=f"variants ranked by relative skill ({report['budget']}, seed {report['seed']})",
-                  title_justify="left")
-    for name in ("rank", "variant", "RS win", "RS penalty", "N* matches", "rating spread", "upsets"):
+    table = Table(
+        title=f"variants ranked by relative skill ({report['budget']}, seed {report['seed']})", title_justify="left"
+    )
+    for name in ("rank", "variant", "RS win", "RS penalty", "skill share", "N* matches", "rating spread", "upsets"):
         table.add_column(name, justify="right" if name == "rank" else "left")
     for v in report["variants"]:
-        table.add_row(
-            str(v["rank"]), v["preset"], _with_ci(v["rs_win"], v["rs_win_ci"]),
-            _with_ci(v["rs_penalty"], v["rs_penalty_ci"]), _with_ci(v["n_star"], v["n_star_ci"], 0),
-            _with_ci(v["rating_spread"], v["rating_spread_ci"], 0), _with_ci(v["upset_rate"], v["upset_rate_ci"], 3),
-        )
+        table.add_row(str(v["rank"]), v["preset"], *(stat_text(v, k) for k in STAT_KEYS))
     _stdout_console().print(table)
 
 
@@ -886,7 +892,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument(
-        "--variants", metavar="PRESET,...", default=None,
+        "--variants",
+        metavar="PRESET,...",
+        default=None,
         help="rule presets to compare ('agurk rules' lists them; default: the budget's)",
     )
     p.add_argument("--players", metavar="N", type=int, default=4, help="players at every table (default: 4)")
@@ -896,17 +904,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of deals, agents and training (default: 0)")
     p.add_argument("--out", metavar="DIR", default=None, help="report folder (default: runs/skill-report-BUDGET)")
     p.add_argument(
-        "--checkpoint", metavar="PRESET=PATH", action="append", default=None,
-        help="put this trained checkpoint (file or run folder) on PRESET's ladder instead of training one "
-        "(repeatable)",
+        "--checkpoint",
+        metavar="PRESET=PATH",
+        action="append",
+        default=None,
+        help="put this trained checkpoint (file or run folder) on PRESET's ladder instead of training one (repeatable)",
     )
     p.add_argument(
-        "--train-config", metavar="YAML", default=None,
+        "--train-config",
+        metavar="YAML",
+        default=None,
         help="PPO settings for the trained agents (an 'agurk train' config; its preset, players, total_steps, "
         "seed and time_limit are replaced by the report's). Default: the quickstart's settings",
     )
     p.add_argument(
-        "--workers", metavar="W", type=int, default=None,
+        "--workers",
+        metavar="W",
+        type=int,
+        default=None,
         help="variants run side by side in worker processes (default: one per variant, at most the CPU count)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table")

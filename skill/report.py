@@ -246,12 +246,20 @@ def _cell(x: float | None) -> str:
     return "" if x is None else f"{x:.6g}"
 
 
-def _fmt(x: float | None, digits: int = 2) -> str:
-    return "∞" if x is None else f"{x:.{digits}f}"
+DIGITS = {"rs_win": 2, "rs_penalty": 2, "skill_share": 3, "n_star": 0, "rating_spread": 0, "upset_rate": 3}
+"""Decimals shown for each statistic in tables."""
 
 
-def _with_ci(value: float | None, ci: Sequence[float | None], digits: int = 2) -> str:
-    return f"{_fmt(value, digits)} [{_fmt(ci[0], digits)}, {_fmt(ci[1], digits)}]"
+def stat_text(variant: dict[str, Any], key: str) -> str:
+    """``value [low, high]`` of one statistic for tables; ``None`` reads ∞ for ``n_star``, else n/a."""
+    missing = "∞" if key == "n_star" else "n/a"
+    digits = DIGITS[key]
+
+    def fmt(x: float | None) -> str:
+        return missing if x is None else f"{x:.{digits}f}"
+
+    low, high = variant[f"{key}_ci"]
+    return f"{fmt(variant[key])} [{fmt(low)}, {fmt(high)}]"
 
 
 def _overlap(a: Sequence[float | None], b: Sequence[float | None]) -> bool:
@@ -304,12 +312,7 @@ def markdown(report: dict[str, Any]) -> str:
         "|---:|---|---|---|---|---|---|---|",
     ]
     for v in report["variants"]:
-        lines.append(
-            f"| {v['rank']} | {v['preset']} | {_with_ci(v['rs_win'], v['rs_win_ci'])} | "
-            f"{_with_ci(v['rs_penalty'], v['rs_penalty_ci'])} | {_with_ci(v['skill_share'], v['skill_share_ci'], 3)} | "
-            f"{_with_ci(v['n_star'], v['n_star_ci'], 0)} | {_with_ci(v['rating_spread'], v['rating_spread_ci'], 0)} | "
-            f"{_with_ci(v['upset_rate'], v['upset_rate_ci'], 3)} |"
-        )
+        lines.append(f"| {v['rank']} | {v['preset']} | " + " | ".join(stat_text(v, k) for k in STAT_KEYS) + " |")
     lines += ["", meaning(report), "", "## Ladder win rates (focal agent against the field)", ""]
     specs = report["ladder"]
     lines.append("| variant | " + " | ".join(specs) + " |")

@@ -21,7 +21,8 @@ def _expected_from_record(rec: dict, rules: Rules) -> dict[str, np.ndarray]:
     """The per-seat numbers of one match, computed independently from its RULES.md record."""
     p = rules.players
     win = np.zeros(p)
-    win[rec["winners"]] = 1.0 / len(rec["winners"])
+    if rec["winners"]:  # under first_out a round can put every seat out: nobody wins
+        win[rec["winners"]] = 1.0 / len(rec["winners"])
     penalty, rounds, last = np.zeros(p, int), np.zeros(p, int), np.zeros(p, int)
     out_round = np.full(p, -1)
     for i, rnd in enumerate(rec["rounds"]):
@@ -238,6 +239,20 @@ def test_engine_deals_do_not_depend_on_the_rotation() -> None:
     a = engine.init(rules, 4, seed=9, first_match=10)
     b = engine.init(rules, 2, seed=9, first_match=12)
     np.testing.assert_array_equal(a.hands[2:], b.hands)
+
+
+def test_a_match_nobody_wins_counts_as_no_win() -> None:
+    # quick (first_out): guard seats all go out in the same round of match 288 of seed 0,
+    # and the record says nobody won; the tournament counts 0 wins there, not NaN
+    rules = Rules.preset("quick")
+    agents = make_agents("guard", 4, 0)
+    records = list(simulate(rules, agents, 300, seed=0, batch=64))
+    assert records[288]["winners"] == []
+    stats = T.seat_stats(rules, make_agents("guard", 4, 0), 300, seed=0, batch=64)
+    assert np.isfinite(stats.win).all()
+    np.testing.assert_array_equal(stats.win[288], 0.0)
+    assert [m for m, r in enumerate(records) if not r["winners"]] == [288]
+    assert T.summarize(["guard"] * 4, [stats], seed=0, resamples=50)[0].win_rate < 0.25
 
 
 def test_worker_processes_give_the_same_numbers(monkeypatch) -> None:
