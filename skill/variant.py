@@ -34,7 +34,6 @@ class VariantJob:
     """A trained checkpoint to put on the ladder instead of training one."""
     checkpoint_out: str | None = None
     """Where the trained checkpoint is written (when ``checkpoint`` is None)."""
-    field_spec: str = FIELD
 
     @property
     def rules(self) -> Rules:
@@ -87,7 +86,7 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, 
         results.append(
             tournament(
                 rules,
-                [spec] + [job.field_spec] * (rules.players - 1),
+                [spec] + [FIELD] * (rules.players - 1),
                 budget.deals,
                 job.seed,
                 resamples=budget.resamples,
@@ -97,7 +96,7 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, 
         done += budget.deals * rules.players * cost
         report(done, label)
     stats = skill_stats(
-        focal_data(labels, [r.by_rotation for r in results]), RANDOM, ORACLE, job.field_spec, job.seed, budget.resamples
+        focal_data(labels, [r.by_rotation for r in results]), RANDOM, ORACLE, FIELD, job.seed, budget.resamples
     )
     report(done, "done")
     ladder_rows = []
