@@ -1,19 +1,9 @@
-"""Agents that play Agurk: a :class:`Decision` for a batch of games in, a batch of actions out."""
+"""Agent implementations (heuristics, PIMC and the oracle, checkpoint policies), their specs, and tournaments.
 
-from agents.base import Agent, Decision, act_seats, decide
-from agents.random_agent import RandomAgent, random_legal
-from agents.registry import AGENTS, AgentSpecError, describe, make_agents, register
+Every agent follows :class:`agurk_env.agent.Agent`: a :class:`agurk_env.agent.Decision`
+for a batch of games in, a batch of cards out.
+"""
 
-__all__ = [
-    "AGENTS",
-    "Agent",
-    "AgentSpecError",
-    "Decision",
-    "RandomAgent",
-    "act_seats",
-    "decide",
-    "describe",
-    "make_agents",
-    "random_legal",
-    "register",
-]
+from agents.registry import AGENTS, AgentSpecError, describe, make_agent, make_agents, opponents, register
+
+__all__ = ["AGENTS", "AgentSpecError", "describe", "make_agent", "make_agents", "opponents", "register"]

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.base import Decision
 from agurk_env import engine
+from agurk_env.agent import Decision
 from agurk_env.rules import Rules
 
 _NEG = -1e9
@@ -42,21 +42,14 @@ class Table:
 
 
 def table(rules: Rules, d: Decision) -> Table:
-    """Compute the shared :class:`Table` from a decision's public state."""
-    sp = engine.spec(rules)
+    """Compute the shared :class:`Table` from a decision's public state (every rule fact asked of the engine)."""
     st = d.public
-    k, a, h = len(d), sp.actions, sp.hand_size
-    rows = np.arange(k)
-    last = (st.trick_no == h - 1)[:, None]
-    strength = np.where(last, sp.strength_last[:a], sp.strength[:a])
-    points = np.where(last, sp.points_last[:a], sp.points[:a])
-    hand = st.hands[rows, st.cur].astype(np.int64)
-    unseen = sp.in_deck - hand - engine.cards_played(rules, st)
-    leading = st.npos == 0
-    equal = np.where(st.trick_no == h - 1, 1 - sp.not_equal_last, 1 - sp.not_equal)[:, None]
-    beats = (strength > st.top[:, None]) | ((strength == st.top[:, None]) & (equal == 1))
-    takes = leading[:, None] | (beats & ~st.locked[:, None])
-    return Table(hand, strength, takes, unseen, points, leading, h - st.trick_no)
+    a, h = rules.num_actions, rules.hand_size
+    strength, points = engine.card_values(rules, st)
+    hand = st.hands[np.arange(len(d)), st.cur].astype(np.int64)
+    unseen = engine.tables(rules).in_deck - hand - engine.cards_played(rules, st)
+    takes = engine.takes_trick(rules, st)
+    return Table(hand, strength, takes[:, :a], unseen, points, st.npos == 0, h - st.trick_no)
 
 
 def _pick(legal: np.ndarray, score: np.ndarray) -> np.ndarray:

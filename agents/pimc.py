@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Decision
-from agents.random_agent import random_legal
 from agurk_env import engine
+from agurk_env.agent import Decision
 from agurk_env.rules import Rules
 
 OUT_COST = 2.0
@@ -28,7 +27,7 @@ OTHERS_OUT_GAIN = 0.5
 
 def _strongest_table(rules: Rules) -> np.ndarray:
     """For every card set, its strongest card in the tricks before the last (the ``shed`` rollout)."""
-    sp = engine.spec(rules)
+    sp = engine.tables(rules)
     members = engine.MEMBERS[:, : sp.actions]
     score = np.where(members, sp.strength[: sp.actions], -1)
     return score.argmax(1)
@@ -44,23 +43,13 @@ ROLLOUTS = ("shed", "random", "mixed")
 def rollout_action(rules: Rules, bits: np.ndarray, policy: str, rng: np.random.Generator) -> np.ndarray:
     """The rollout policy's card from each legal card set (see :data:`ROLLOUTS`)."""
     if policy == "random":
-        return random_legal(bits, rng)
+        return engine.random_legal(bits, rng)
     if rules not in _STRONGEST:
         _STRONGEST[rules] = _strongest_table(rules)
     strongest = _STRONGEST[rules][bits]
     if policy == "mixed":
-        return np.where(rng.random(bits.shape) < 0.25, random_legal(bits, rng), strongest)
+        return np.where(rng.random(bits.shape) < 0.25, engine.random_legal(bits, rng), strongest)
     return strongest
-
-
-def cards_left(rules: Rules, state: engine.State) -> np.ndarray:
-    """``(k, P)`` cards in hand per seat, from public facts only (tricks played, seats still in)."""
-    sp = engine.spec(rules)
-    k = state.batch
-    trick = np.minimum(state.trick_no, sp.hand_size - 1)
-    played_now = (state.tricks[np.arange(k), trick] >= 0) & (state.trick_no < sp.hand_size)[:, None]
-    left = (sp.hand_size - state.trick_no)[:, None] - played_now
-    return np.where(state.alive, left, 0)
 
 
 def sample_worlds(rules: Rules, public: engine.State, worlds: int, rng: np.random.Generator) -> engine.State:
@@ -71,13 +60,13 @@ def sample_worlds(rules: Rules, public: engine.State, worlds: int, rng: np.rando
     not hold. Opponents with the most such constraints draw first; if the constraints
     cannot be met in a sampled world, that opponent's constraints are dropped there.
     """
-    sp = engine.spec(rules)
+    sp = engine.tables(rules)
     k, p, a = public.batch, sp.players, sp.actions
     rows_k = np.arange(k)
     mover = public.cur
     own = public.hands[rows_k, mover].astype(np.int64)
     unseen = sp.in_deck - own - engine.cards_played(rules, public)
-    need = cards_left(rules, public)
+    need = engine.cards_left(rules, public)
     need[rows_k, mover] = 0
 
     # the unseen physical cards of each game, padded with -1

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.base import Agent
 from agents.heuristics import DESCRIPTIONS, Heuristic
 from agents.pimc import PIMC, Oracle
-from agents.random_agent import RandomAgent
+from agurk_env.agent import Agent, RandomAgent
 
 
 class AgentSpecError(ValueError):
@@ -118,9 +117,9 @@ def _ppo(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
     if mode not in ("", "greedy", "sample"):
         raise AgentSpecError(f"agent {spec!r}: the mode after ';' must be greedy or sample, not {mode!r}")
     try:
-        from training.model import CheckpointError, PolicyAgent
-    except ImportError as e:  # torch is an optional dependency
-        raise AgentSpecError(f"agent {spec!r} needs torch: pip install 'agurk-rl[rl]' ({e.name} missing)") from None
+        from agents.policy import CheckpointError, PolicyAgent  # torch is an optional dependency
+    except ImportError as e:
+        raise AgentSpecError(f"agent {spec!r} needs torch: pip install -e \".[rl]\" ({e.name} missing)") from None
     try:
         agent = PolicyAgent.from_path(path, rng, greedy=mode != "sample")
     except CheckpointError as e:
@@ -184,3 +183,27 @@ def make_agents(spec_string: str, players: int, seed: int) -> list[Agent]:
     for spec in dict.fromkeys(specs):
         parse_spec(spec)  # report a bad spec before building anything
     return [make_agent(spec, seed, seat) for seat, spec in enumerate(specs)]
+
+
+def opponents(spec_string: str, players: int) -> Callable[[int], list[Agent]]:
+    """The opponents of a single-learner environment from specs: a factory ``seed -> players - 1 agents``.
+
+    ``spec_string`` is one spec for every other seat or ``players - 1`` comma-separated
+    specs (the seats after the learner's, clockwise); a bad spec is refused now. The
+    agent of the ``r``-th seat after the learner draws from ``default_rng([seed, r])``;
+    one spec for every seat gives one agent object for all of them.
+    """
+    specs = [s.strip() for s in spec_string.split(",")]
+    if len(specs) not in (1, players - 1):
+        raise AgentSpecError(
+            f"give one opponent spec or {players - 1} (one per other seat), not {len(specs)}: {spec_string!r}"
+        )
+    for spec in dict.fromkeys(specs):
+        parse_spec(spec)
+
+    def build(seed: int) -> list[Agent]:
+        agents = [make_agent(spec, seed, r + 1) for r, spec in enumerate(specs)]
+        return agents * (players - 1) if len(specs) == 1 else agents
+
+    return build
+

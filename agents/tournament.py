@@ -42,9 +42,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent
-from agents.matches import play_matches
+from agents.processes import SPAWN, map_spawned
+from agents.registry import make_agents
 from agurk_env import engine
+from agurk_env.agent import Agent
+from agurk_env.matches import DEFAULT_BATCH, play_matches
 from agurk_env.rules import Rules
 
 BOOTSTRAP_TAG = 0xB007
@@ -89,7 +91,7 @@ def seat_stats(
     agents: Sequence[Agent],
     n_matches: int,
     seed: int,
-    batch: int = 1024,
+    batch: int = DEFAULT_BATCH,
     progress: Callable[[int], Any] | None = None,
 ) -> SeatStats:
     """Play matches ``0..n_matches-1`` of ``seed`` with one agent per seat; return their :class:`SeatStats`.
@@ -97,7 +99,7 @@ def seat_stats(
     The matches are played by :func:`agents.matches.play_matches` (the loop behind
     ``simulate``), keeping only these numbers. ``progress(n_done)`` is called as matches end.
     """
-    sp = engine.spec(rules)
+    sp = engine.tables(rules)
     n, p, h, a = n_matches, sp.players, sp.hand_size, sp.actions
     every_trick = rules.scoring == "every_trick"
     res = SeatStats(
@@ -374,8 +376,6 @@ def play_rotation(
     progress: Callable[[int], Any] | None = None,
 ) -> SeatStats:
     """Play rotation ``rotation`` of a tournament: its :class:`SeatStats`, by entry."""
-    from agents.registry import make_agents
-
     p = rules.players
     seated = [specs[(s - rotation) % p] for s in range(p)]  # entry i sits in seat (i + rotation) % p
     agents = share(make_agents(",".join(seated), p, agent_seed(seed, p, rotation)))
@@ -406,7 +406,7 @@ def tournament(
     specs: Sequence[str],
     deals: int,
     seed: int,
-    batch: int = 1024,
+    batch: int = DEFAULT_BATCH,
     resamples: int = 1000,
     progress: Callable[[int], Any] | None = None,
     workers: int = 1,
@@ -418,8 +418,6 @@ def tournament(
     run in that many worker processes; the numbers are the same either way. Agent specs
     are checked (``agents.registry.AgentSpecError``) before anything is played.
     """
-    from agents.registry import make_agents
-
     p = rules.players
     specs = list(specs)
     if len(specs) != p:
@@ -449,8 +447,6 @@ def _parallel(
     workers: int,
 ) -> list[SeatStats]:
     """The rotations played by ``workers`` spawned processes (progress polled from shared counters)."""
-    from agents.processes import SPAWN, map_spawned
-
     done = SPAWN.Array("q", rules.players, lock=False)
     jobs = [(rules, specs, r, deals, seed, batch) for r in range(rules.players)]
     poll = None if progress is None else (lambda: progress(sum(done)))

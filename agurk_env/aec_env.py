@@ -64,7 +64,6 @@ Version history:
 
 from __future__ import annotations
 
-import functools
 import operator
 import secrets
 from typing import Any, ClassVar
@@ -75,207 +74,19 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from agurk_env import engine, observation
-from agurk_env.records import Recorder
-from agurk_env.rules import CARDS, Rules
-
-EPISODES: tuple[str, ...] = ("round", "match")
-"""The episode kinds: one round, or a whole match."""
-RENDER_MODES: list[str] = ["human", "ansi"]
-"""The render modes every Agurk environment supports."""
+from agurk_env.records import hand_counts, partial_round_record, round_record
+from agurk_env.render import RENDER_MODES, illegal_message, render_text
+from agurk_env.rewards import EPISODES, Episode, placement_rewards, round_rewards
+from agurk_env.rules import Rules, check_choice, make_rules
+from agurk_env.spaces import observation_box
 
 _MASKS_I8 = engine.MEMBERS.astype(np.int8)  # card set -> int8 mask over 14 cards
-
-
-# ----------------------------------------------------------------------------- shared helpers
-
-
-def make_rules(rules: str | Rules = "standard", **options: Any) -> Rules:
-    """A preset name or a :class:`Rules`, with any rule options overridden on top."""
-    if isinstance(rules, Rules):
-        return rules.replace(**options) if options else rules
-    if isinstance(rules, str):
-        return Rules.preset(rules, **options)
-    raise TypeError(f"rules must be a preset name or a Rules object, not {type(rules).__name__}")
-
-
-def check_choice(name: str, value: Any, allowed: tuple | list) -> None:
-    """Raise ``ValueError`` unless ``value`` is one of ``allowed``."""
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, not {value!r}")
-
-
-@functools.lru_cache(maxsize=64)
-def _high(rules: Rules) -> np.ndarray:
-    """Upper bounds of every observation entry under ``rules`` (all entries are >= 0)."""
-    most = max(13, rules.ace_points, 15 if rules.jokers else 0)
-    per_round = most * (rules.hand_size if rules.scoring == "every_trick" else 1)
-    # a seat's score: below the limit (or at it, with exceed) before a round, plus one round;
-    # in lives mode a seat scores in at most `lives` rounds (each costs a life)
-    score = rules.lives * per_round if rules.lives else rules.limit + per_round
-    high = np.ones(observation.SIZE, np.float32)
-    parts = observation.view(high)
-    parts["score"][:] = score / rules.limit
-    parts["rebuys"][:] = max(1, rules.rebuys)
-    first = observation.observe(rules, engine.init(rules, 1, 0))[0]  # the constant rule slices
-    return np.maximum(high, first)
-
-
-def observation_box(rules: Rules) -> gymnasium.spaces.Box:
-    """The ``Box`` of the observation vector under ``rules`` (a new object)."""
-    return gymnasium.spaces.Box(0.0, _high(rules), (observation.SIZE,), np.float32)
-
-
-def round_rewards(rules: Rules, state: engine.State) -> np.ndarray:
-    """``(B, P)`` float32 round-episode rewards: ``-penalty / limit`` (valid at a round's end)."""
-    return (state.round_penalty / -rules.limit).astype(np.float32)
-
-
-def placement_rewards(rules: Rules, state: engine.State) -> tuple[np.ndarray, np.ndarray]:
-    """``(finished, reward)``, both ``(B, P)``: the seats whose match ends now, and their placement reward.
-
-    Valid at a round's end. A seat finishes when it goes out or when the match ends
-    while it is in. Winners take the best places; the seats that went out this round
-    and did not win take the places after every seat still in (or winning), sharing
-    their mean. Place ``q`` of ``n`` is worth ``1 - 2 (q - 1) / (n - 1)``.
-    """
-    p = rules.players
-    winners = state.winners
-    finished = state.out_now | (state.match_over[:, None] & state.alive)
-    losers = finished & ~winners
-    n_win = winners.sum(1, keepdims=True)
-    better = (state.alive | winners).sum(1, keepdims=True)
-    place = np.where(winners, (1 + n_win) / 2, better + (losers.sum(1, keepdims=True) + 1) / 2)
-    reward = np.where(finished, 1 - 2 * (place - 1) / (p - 1), 0.0)
-    return finished, reward.astype(np.float32)
-
-
-def card_list(bits: int) -> str:
-    """Card names of a card set, space-separated (``"-"`` when empty)."""
-    names = [CARDS[c] for c in engine.KTH_MEMBER[bits, : engine.SET_SIZE[bits]].tolist()]
-    return " ".join(names) if names else "-"
-
-
-def render_text(rules: Rules, state: engine.State, names: list[str], game: int = 0, show: int | None = None) -> str:
-    """A text view of game ``game``: scores, the current trick, and the hand of seat ``show`` only.
-
-    ``show`` defaults to the seat to move; pass ``-1`` to show no hand.
-    """
-    st = state.take(slice(game, game + 1))
-    p, h = rules.players, rules.hand_size
-    cur, over = int(st.cur[0]), bool(st.round_over[0])
-    show = cur if show is None else show
-    trick_no = int(st.trick_no[0])
-    head = f"Agurk · match {int(st.match_id[0])} · round {int(st.round_no[0]) + 1}"
-    head += " · round over" if over else f" · trick {trick_no + 1}/{h}"
-    lines = [head + f" · dealer {names[int(st.dealer[0])]}"]
-    width = max(len(n) for n in names)
-    for s in range(p):
-        tags = []
-        if rules.lives:
-            tags.append(f"lives {int(st.lives[0, s])}")
-        if rules.rebuys:
-            tags.append(f"rebuys {int(st.rebuys[0, s])}")
-        if not st.alive[0, s]:
-            tags.append("out")
-        if over and (st.alive[0, s] or st.out_now[0, s]):
-            tags.append(f"penalty {int(st.round_penalty[0, s])}")
-        if st.winners[0, s]:
-            tags.append("winner")
-        if not over and s == cur:
-            tags.append("to move")
-        held = int(st.hands[0, s].sum())
-        extra = ("  " + ", ".join(tags)) if tags else ""
-        lines.append(f"  {names[s]:<{width}}  score {int(st.scores[0, s]):>3}  cards {held}{extra}")
-    t = min(trick_no, h - 1) if not over else h - 1
-    leader = int(st.trick_leader[0, t])
-    if leader >= 0:
-        order = [(leader + k) % p for k in range(p)]
-        plays = [f"{names[s]} {CARDS[int(st.tricks[0, t, s])]}" for s in order if st.tricks[0, t, s] >= 0]
-        label = "last trick" if over else "trick"
-        lines.append(f"{label}: " + (", ".join(plays) if plays else "-"))
-    if not over and 0 <= show < p:
-        line = f"{names[show]} holds: " + " ".join(
-            f"{CARDS[c]}x{n}" if n > 1 else CARDS[c] for c, n in enumerate(st.hands[0, show].tolist()) if n
-        )
-        if show == cur:
-            line += f"  legal: {card_list(int(engine.legal_bits(rules, st)[0]))}"
-        lines.append(line if st.hands[0, show].any() else f"{names[show]} holds no card")
-    return "\n".join(lines)
-
-
-def round_record(rules: Rules, state: engine.State) -> dict[str, Any]:
-    """The RULES.md round dict of the round that just ended in game 0 (via :class:`Recorder`)."""
-    one = state.take(slice(0, 1))
-    one = one._replace(match_over=np.ones(1, bool))  # a one-round "match": the recorder hands it back now
-    return Recorder(rules, 1, [""] * rules.players).after_play(one)[0]["rounds"][0]
-
-
-def partial_round_record(rules: Rules, state: engine.State) -> dict[str, Any]:
-    """A round in progress in game 0: ``dealer``, the dealt ``hands`` and the ``tricks`` so far.
-
-    A trick in progress has ``leader`` and ``plays`` only (no ``winner`` yet).
-    """
-    p, h = rules.players, rules.hand_size
-    tricks = state.tricks[0]
-    dealt = state.hands[0] + engine.cards_played(rules, state.take(slice(0, 1)), by_seat=True)[0]
-    hands = [[CARDS[c] for c, n in enumerate(row) for _ in range(n)] for row in dealt.tolist()]
-    done, npos = int(state.trick_no[0]), int(state.npos[0])
-    trick_dicts = []
-    for t in range(min(done + (npos > 0), h)):
-        leader = int(state.trick_leader[0, t])
-        seats = [(leader + k) % p for k in range(p)]
-        plays = [[s, CARDS[int(tricks[t, s])]] for s in seats if tricks[t, s] >= 0]
-        trick: dict[str, Any] = {"leader": leader, "plays": plays}
-        if t < done:
-            trick["winner"] = int(state.trick_winner[0, t])
-        trick_dicts.append(trick)
-    return {"dealer": int(state.dealer[0]), "hands": hands, "tricks": trick_dicts}
-
-
-def hand_counts(rules: Rules, state: engine.State, hands: Any) -> np.ndarray:
-    """``(P, A)`` card counts from card-name lists or counts, checked against the deck and game 0's seats."""
-    p, a = rules.players, rules.num_actions
-    if isinstance(hands, np.ndarray) and hands.dtype != object:
-        counts = np.asarray(hands, dtype=np.int64)
-    else:
-        if len(hands) != p:
-            raise ValueError(f"hands needs one list of cards per seat ({p}), got {len(hands)}")
-        counts = np.zeros((p, a), np.int64)
-        for s, cards in enumerate(hands):
-            for card in cards:
-                if str(card) not in CARDS[:a]:
-                    raise ValueError(f"unknown card {card!r} in the hand of seat {s}; cards are {' '.join(CARDS[:a])}")
-                counts[s, CARDS.index(str(card))] += 1
-    if counts.shape != (p, a) or (counts < 0).any():
-        raise ValueError(f"hands must be {p} lists of card names or ({p}, {a}) counts >= 0")
-    copies = np.append(np.full(13, 4), rules.jokers)[:a]
-    if (counts.sum(0) > copies).any():
-        extra = [CARDS[c] for c in np.flatnonzero(counts.sum(0) > copies).tolist()]
-        raise ValueError(f"hands hold more copies than the deck of: {' '.join(extra)}")
-    want = np.where(state.alive[0], rules.hand_size, 0)
-    if (counts.sum(1) != want).any():
-        raise ValueError(
-            f"each seat in the match needs {rules.hand_size} cards and each seat out none; got {counts.sum(1).tolist()}"
-        )
-    return counts
-
-
-def illegal_message(who: str, action: Any, bits: int, actions: int) -> str:
-    """The error text for an illegal ``action`` of ``who`` whose legal card set is ``bits``."""
-    legal = card_list(bits)
-    try:
-        a = operator.index(action)
-    except TypeError:
-        return f"{who} must play a card (an action 0..{actions - 1}), got {action!r}; legal cards: {legal}"
-    if not 0 <= a < actions:
-        return f"{who} played action {a}, which is no card (actions are 0..{actions - 1}); legal cards: {legal}"
-    return f"{who} may not play {CARDS[a]} (action {a}); legal cards: {legal}"
 
 
 # ----------------------------------------------------------------------------- the environment
 
 
-def env(rules: str | Rules = "standard", episode: str = "round", render_mode: str | None = None, **options: Any):
+def env(rules: str | Rules = "standard", episode: Episode = "round", render_mode: str | None = None, **options: Any):
     """The Agurk AEC environment in PettingZoo's standard ``OrderEnforcingWrapper``.
 
     Args:
@@ -293,7 +104,11 @@ class raw_env(AECEnv):
     metadata: ClassVar[dict[str, Any]] = {"name": "agurk_v0", "render_modes": RENDER_MODES, "is_parallelizable": False}
 
     def __init__(
-        self, rules: str | Rules = "standard", episode: str = "round", render_mode: str | None = None, **options: Any
+        self,
+        rules: str | Rules = "standard",
+        episode: Episode = "round",
+        render_mode: str | None = None,
+        **options: Any,
     ) -> None:
         super().__init__()
         self.rules = make_rules(rules, **options)

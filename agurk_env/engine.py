@@ -8,7 +8,7 @@ restarts finished matches. Each function returns a new state and leaves its inpu
 untouched, so a search can branch from any state.
 
 Every game in a batch plays the same :class:`~agurk_env.rules.Rules`; the options are
-resolved once into tables and flags (:class:`Spec`), so a batch pays only for the
+resolved once into tables and flags (:class:`Tables`), so a batch pays only for the
 options its rules use.
 
 Seeds: the deal of round ``r`` of match ``m`` under seed ``s`` is a function of
@@ -61,6 +61,23 @@ def unpack(bits: np.ndarray, actions: int) -> np.ndarray:
 
 
 _BIT_F32 = BIT[:14].astype(np.float32)
+_KTH_FLAT = np.ascontiguousarray(KTH_MEMBER).reshape(-1).astype(np.int64)
+_KTH_WIDTH = KTH_MEMBER.shape[1]
+
+
+def random_legal(bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random card from each card-set bitmask (:func:`legal_bits` output).
+
+    ``k = floor(u * size)`` with ``u`` uniform in [0, 1), then the k-th member of the set by
+    table lookup (:data:`SET_SIZE`, :data:`KTH_MEMBER`). Returns int64 action indices with
+    the shape of ``bits``; an empty set raises ``ValueError``.
+    """
+    bits = np.asarray(bits, dtype=np.int64)
+    size = SET_SIZE[bits]
+    if not size.all():
+        raise ValueError("random_legal got an empty card set (no legal card)")
+    k = (rng.random(bits.shape) * size).astype(np.int64)
+    return _KTH_FLAT[bits * _KTH_WIDTH + k]
 
 
 def pack(mask: np.ndarray) -> np.ndarray:
@@ -69,7 +86,7 @@ def pack(mask: np.ndarray) -> np.ndarray:
     return (flat @ _BIT_F32[: mask.shape[-1]]).astype(np.int64).reshape(mask.shape[:-1])
 
 
-class Spec(NamedTuple):
+class Tables(NamedTuple):
     """Rules resolved into lookup tables and flags, built once per :class:`Rules`.
 
     Tables indexed by card have one extra trailing 0 entry, so that the
@@ -93,6 +110,8 @@ class Spec(NamedTuple):
     weaker_last: np.ndarray  # (18,) the same in the last trick
     shown: np.ndarray  # (18 * 18,) what playing strength s against need n shows a follower lacks, at [s * 18 + n]
     shown_last: np.ndarray  # (18 * 18,) the same in the last trick
+    card_of: np.ndarray  # (18,) card of each strength, every trick but the last; -1 for none
+    card_of_last: np.ndarray  # (18,) the same in the last trick
     ace_low: bool  # the ace is the weakest card in every trick
     low_last: bool  # ace=low_in_last_trick: the ace is weakest (and worth 1) in the last trick
     not_equal: int  # 1 when an equal card does not beat in tricks before the last, else 0
@@ -137,15 +156,15 @@ def _shown_table(at_least: np.ndarray, beat_choice: str) -> np.ndarray:
     return table.reshape(-1)
 
 
-def _by_strength(strength: np.ndarray, values: np.ndarray) -> np.ndarray:
+def _by_strength(strength: np.ndarray, values: np.ndarray, empty: int = 0) -> np.ndarray:
     """Per-card ``values`` re-indexed by strength (each strength names one card in a trick)."""
-    table = np.zeros(_MAX_STRENGTH + 1, dtype=np.int64)
+    table = np.full(_MAX_STRENGTH + 1, empty, dtype=np.int64)
     table[strength] = values
     return table
 
 
 @functools.lru_cache(maxsize=64)
-def spec(rules: Rules) -> Spec:
+def tables(rules: Rules) -> Tables:
     """Resolve ``rules`` into tables and flags (cached per rules object)."""
     n = rules.num_actions
     strength = _STRENGTH_HIGH[:n].copy()
@@ -158,7 +177,7 @@ def spec(rules: Rules) -> Spec:
         strength_last[ACE], points_last[ACE] = 1, 1
     deck = np.concatenate([np.repeat(np.arange(13), 4), np.full(rules.jokers, 13)]).astype(np.int64)
     pad = lambda t: np.append(t, 0)  # noqa: E731 - the -1 "no card" slot
-    return Spec(
+    return Tables(
         players=rules.players,
         hand_size=rules.hand_size,
         actions=n,
@@ -176,6 +195,8 @@ def spec(rules: Rules) -> Spec:
         weaker_last=_at_least(strength_last)[0] ^ _at_least(strength_last),
         shown=_shown_table(_at_least(strength), rules.beat_choice),
         shown_last=_shown_table(_at_least(strength_last), rules.beat_choice),
+        card_of=_by_strength(strength, np.arange(n), empty=-1),
+        card_of_last=_by_strength(strength_last, np.arange(n), empty=-1),
         ace_low=rules.ace == "low",
         low_last=rules.ace == "low_in_last_trick",
         not_equal=int(rules.equal_beats == "never"),
@@ -250,6 +271,16 @@ class State(NamedTuple):
     def take(self, idx: np.ndarray | slice) -> State:
         """The sub-batch ``idx`` (copies), e.g. one game for display or search."""
         return self._replace(**{k: v[idx].copy() for k, v in self._asdict().items() if isinstance(v, np.ndarray)})
+
+    def put(self, idx: np.ndarray, sub: State) -> State:
+        """A copy with games ``idx`` replaced by the games of ``sub`` (a :meth:`take` of them, played on)."""
+        fields = {}
+        for k, v in self._asdict().items():
+            if isinstance(v, np.ndarray):
+                v = v.copy()
+                v[idx] = getattr(sub, k)
+            fields[k] = v
+        return State(**fields)
 
 
 # ----------------------------------------------------------------------------- randomness
@@ -369,7 +400,7 @@ class _Draft(dict):
 
 def init(rules: Rules, batch: int, seed: int, first_match: int = 0) -> State:
     """Start ``batch`` matches numbered ``first_match..first_match+batch-1`` and deal round 1."""
-    sp = spec(rules)
+    sp = tables(rules)
     b, p, h, a = batch, sp.players, sp.hand_size, sp.actions
     zi = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
     st = State(
@@ -408,7 +439,7 @@ def init(rules: Rules, batch: int, seed: int, first_match: int = 0) -> State:
     return advance(rules, st)
 
 
-def _start_matches(sp: Spec, f: _Draft, idx: np.ndarray, first_id: int) -> None:
+def _start_matches(sp: Tables, f: _Draft, idx: np.ndarray, first_id: int) -> None:
     """Reset the match-long fields of games ``idx`` to new matches (in place on ``f``)."""
     f["match_id"][idx] = np.arange(first_id, first_id + idx.size)
     f["alive"][idx] = True
@@ -423,7 +454,7 @@ def _start_matches(sp: Spec, f: _Draft, idx: np.ndarray, first_id: int) -> None:
     f["round_no"][idx] = 0
 
 
-def _deal(sp: Spec, f: _Draft, idx: np.ndarray, seed: int) -> None:
+def _deal(sp: Tables, f: _Draft, idx: np.ndarray, seed: int) -> None:
     """Shuffle and deal a new round to games ``idx`` and reset the round fields (in place on ``f``)."""
     k, p, h, a = idx.size, sp.players, sp.hand_size, sp.actions
     alive = np.take(f.peek("alive"), idx, axis=0)
@@ -478,7 +509,7 @@ def advance(
     restart = np.flatnonzero(state.match_over) if reset else np.zeros(0, np.int64)
     if not (new_round.size or restart.size):
         return state
-    sp = spec(rules)
+    sp = tables(rules)
     f = _Draft(state, donate)
     if new_round.size:
         f["dealer"][new_round] = _next_alive(f.peek("alive")[new_round], f.peek("dealer")[new_round])
@@ -499,7 +530,7 @@ def _offsets(b: int, n: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- legal moves
 
 
-def _lowest(sp: Spec, cards: np.ndarray, last: np.ndarray | None) -> np.ndarray:
+def _lowest(sp: Tables, cards: np.ndarray, last: np.ndarray | None) -> np.ndarray:
     """The weakest card of each card set, as a one-card set (``last``: games in their last trick)."""
     low = cards & -cards  # weakest in action order, which is strength order but for a low ace
     if sp.ace_low:
@@ -509,14 +540,14 @@ def _lowest(sp: Spec, cards: np.ndarray, last: np.ndarray | None) -> np.ndarray:
     return low
 
 
-def _in_last_trick(sp: Spec, state: State) -> np.ndarray | None:
+def _in_last_trick(sp: Tables, state: State) -> np.ndarray | None:
     """Games in the last trick of their round, when the rules treat it apart (else ``None``)."""
     if sp.low_last or sp.not_equal != sp.not_equal_last:
         return state.trick_no == sp.hand_size - 1
     return None
 
 
-def _need(sp: Spec, state: State, last: np.ndarray | None) -> np.ndarray:
+def _need(sp: Tables, state: State, last: np.ndarray | None) -> np.ndarray:
     """``(B,)`` the least strength that beats the current trick's target (for the player to move)."""
     need = state.prev if sp.target_previous else state.top
     if sp.not_equal == sp.not_equal_last:
@@ -524,26 +555,30 @@ def _need(sp: Spec, state: State, last: np.ndarray | None) -> np.ndarray:
     return need + np.where(last, sp.not_equal_last, sp.not_equal)
 
 
-def _at_least_of(sp: Spec, strength: np.ndarray, last: np.ndarray | None) -> np.ndarray:
+def _at_least_of(sp: Tables, strength: np.ndarray, last: np.ndarray | None) -> np.ndarray:
     """``(B,)`` card sets of the cards of at least ``strength`` in each game's current trick."""
     if sp.low_last:
         return np.where(last, sp.at_least_last[strength], sp.at_least[strength])
     return sp.at_least[strength]
 
 
-def _led_card(sp: Spec, state: State) -> np.ndarray:
+def _led_card(sp: Tables, state: State) -> np.ndarray:
     """``(B,)`` the card led to the current trick (meaningless before the lead)."""
     trick_slot = _offsets(state.batch, sp.hand_size) + state.trick_no
     return state.tricks.reshape(-1)[trick_slot * sp.players + state.leader]
 
 
-def legal_bits(rules: Rules, state: State) -> np.ndarray:
-    """``(B,)`` card sets of the cards the player to move may play, for every game at once.
+REASONS: tuple[str, ...] = ("lead", "twos", "locked", "cannot_beat", "must_beat", "nearest", "optional")
+"""Why the player to move may play exactly its legal cards (:func:`legal_reason` gives the index):
+it leads (any card); a 2 was led and it holds a 2 (twos rule); an ace lock forces its lowest card;
+nothing it holds beats the target, so its lowest card; it can beat and must (``forced``), must with
+the least card that beats (``nearest``), or may beat or play its lowest card (``optional``)."""
+_REASON = {name: np.int8(i) for i, name in enumerate(REASONS)}
+_BEAT_REASON = {"forced": _REASON["must_beat"], "nearest": _REASON["nearest"], "optional": _REASON["optional"]}
 
-    One vectorized pass over RULES.md's legal-move order: leader, twos, ace lock,
-    then beat the target (forced / nearest / optional) or play the lowest card.
-    """
-    sp = spec(rules)
+
+def _legal(sp: Tables, state: State, reasons: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """The legal card sets ``(B,)`` and, when ``reasons``, the index in :data:`REASONS` of why."""
     held = state.held.reshape(-1)[_offsets(state.batch, sp.players) + state.cur]
     last = _in_last_trick(sp, state)
     beat = held & _at_least_of(sp, _need(sp, state, last), last)
@@ -555,16 +590,100 @@ def legal_bits(rules: Rules, state: State) -> np.ndarray:
         mask = np.where(beat != 0, _lowest(sp, beat, low_last), low)
     else:
         mask = np.where(beat != 0, beat, low)
+    why = np.where(beat != 0, _BEAT_REASON[sp.beat_choice], _REASON["cannot_beat"]) if reasons else None
     if sp.ace_lock != "none":
         mask = np.where(state.locked, low, mask)
+        why = np.where(state.locked, _REASON["locked"], why) if reasons else None
     if sp.twos:
-        mask = np.where((_led_card(sp, state) == TWO) & (held & BIT[TWO] != 0), BIT[TWO], mask)
-    return np.where(state.npos == 0, held, mask)
+        forced_two = (_led_card(sp, state) == TWO) & (held & BIT[TWO] != 0)
+        mask = np.where(forced_two, BIT[TWO], mask)
+        why = np.where(forced_two, _REASON["twos"], why) if reasons else None
+    lead = state.npos == 0
+    return np.where(lead, held, mask), (np.where(lead, _REASON["lead"], why) if reasons else None)
+
+
+def legal_bits(rules: Rules, state: State) -> np.ndarray:
+    """``(B,)`` card sets of the cards the player to move may play, for every game at once.
+
+    One vectorized pass over RULES.md's legal-move order: leader, twos, ace lock,
+    then beat the target (forced / nearest / optional) or play the lowest card.
+    """
+    return _legal(tables(rules), state, reasons=False)[0]
+
+
+def legal_reason(rules: Rules, state: State) -> np.ndarray:
+    """``(B,)`` int8: why the player to move may play exactly its legal cards, an index into :data:`REASONS`.
+
+    The same pass as :func:`legal_bits`, so the explanation (``agurk play``) can never
+    disagree with the rule it explains.
+    """
+    return _legal(tables(rules), state, reasons=True)[1]
+
+
+def trick_target(rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray]:
+    """``(card, equal_beats)``, both ``(B,)``: the card a follower must reach in the current trick.
+
+    ``equal_beats`` says whether an equal card reaches it; the target is the highest card
+    so far or the previous one (``beat_target``). The card is ``-1`` before the lead.
+    """
+    sp = tables(rules)
+    last = _in_last_trick(sp, state)
+    target = state.prev if sp.target_previous else state.top
+    card = np.where(last, sp.card_of_last[target], sp.card_of[target]) if sp.low_last else sp.card_of[target]
+    if last is None:
+        not_equal = np.full(state.batch, sp.not_equal)
+    else:
+        not_equal = np.where(last, sp.not_equal_last, sp.not_equal)
+    return np.where(state.npos > 0, card, -1), not_equal == 0
+
+
+def card_values(rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray]:
+    """``(strength, points)``, both ``(B, A)``: each card's strength in the current trick, and its penalty there.
+
+    The penalty is what the card scores if it takes that trick; the last trick may rank
+    and score the ace low.
+    """
+    sp = tables(rules)
+    a = sp.actions
+    last = (state.trick_no == sp.hand_size - 1)[:, None]
+    return np.where(last, sp.strength_last[:a], sp.strength[:a]), np.where(last, sp.points_last[:a], sp.points[:a])
+
+
+def _beats_top(sp: Tables, top: np.ndarray, s: np.ndarray, last: np.ndarray | None) -> np.ndarray:
+    """Whether strength ``s`` beats the trick's top strength ``top`` (an equal card beats unless the rules say not)."""
+    if sp.not_equal == sp.not_equal_last:
+        return (s > top) if sp.not_equal else (s >= top)
+    return s + 1 - np.where(last, sp.not_equal_last, sp.not_equal) > top  # s >= top, or s > top
+
+
+def takes_trick(rules: Rules, state: State) -> np.ndarray:
+    """``(B, A)`` bool: playing the card now would take the current trick so far (the lead always does).
+
+    The same test :func:`play` settles a trick with: strength against the top card,
+    equal cards by ``equal_beats``, nothing takes a locked trick.
+    """
+    sp = tables(rules)
+    strength, _ = card_values(rules, state)
+    last = _in_last_trick(sp, state)
+    wins = _beats_top(sp, state.top[:, None], strength, None if last is None else last[:, None])
+    if sp.ace_lock != "none":
+        wins &= ~state.locked[:, None]
+    return wins | (state.npos == 0)[:, None]
+
+
+def cards_left(rules: Rules, state: State) -> np.ndarray:
+    """``(B, P)`` cards in hand per seat, from public facts only: the tricks played, the seats still in."""
+    sp = tables(rules)
+    b = state.batch
+    trick = np.minimum(state.trick_no, sp.hand_size - 1)
+    played_now = (state.tricks[np.arange(b), trick] >= 0) & (state.trick_no < sp.hand_size)[:, None]
+    left = (sp.hand_size - state.trick_no)[:, None] - played_now
+    return np.where(state.alive, left, 0)
 
 
 def cards_played(rules: Rules, state: State, by_seat: bool = False) -> np.ndarray:
     """Copies of each card played so far this round (public): ``(B, A)``, or ``(B, P, A)`` per seat."""
-    sp = spec(rules)
+    sp = tables(rules)
     b, p, a = state.batch, sp.players, sp.actions
     cards = state.tricks.astype(np.int64) + 1  # (B, H, P); 0 for "no card"
     if by_seat:
@@ -577,7 +696,7 @@ def cards_played(rules: Rules, state: State, by_seat: bool = False) -> np.ndarra
 
 def legal_mask(rules: Rules, state: State) -> np.ndarray:
     """``(B, A)`` bool: the cards the player to move may play (see :func:`legal_bits`)."""
-    return unpack(legal_bits(rules, state), spec(rules).actions)
+    return unpack(legal_bits(rules, state), tables(rules).actions)
 
 
 # ----------------------------------------------------------------------------- play
@@ -596,7 +715,7 @@ def play(rules: Rules, state: State, actions: np.ndarray, donate: bool = False) 
     back, but the input state must not be used again. By default the input is untouched.
     """
     own = _owned if donate else np.copy
-    sp = spec(rules)
+    sp = tables(rules)
     b, p, a, h = state.batch, sp.players, sp.actions, sp.hand_size
     actions = np.asarray(actions, dtype=np.int64)
     cur = state.cur
@@ -616,10 +735,7 @@ def play(rules: Rules, state: State, actions: np.ndarray, donate: bool = False) 
     first = state.npos == 0  # the lead: it takes the empty trick and clears the last trick's lock
     void = own(state.void)
     void.reshape(-1)[seat] |= _shown_void(sp, state, actions, s, first, last)
-    if sp.not_equal == sp.not_equal_last:
-        wins = (s > state.top) if sp.not_equal else (s >= state.top)
-    else:
-        wins = s + 1 - np.where(last, sp.not_equal_last, sp.not_equal) > state.top  # s >= top, or s > top
+    wins = _beats_top(sp, state.top, s, last)
     locked = state.locked
     if sp.ace_lock != "none":
         locked = locked & ~first
@@ -674,7 +790,7 @@ def _owned(array: np.ndarray) -> np.ndarray:
 
 
 def _shown_void(
-    sp: Spec, state: State, actions: np.ndarray, s: np.ndarray, first: np.ndarray, last: np.ndarray | None
+    sp: Tables, state: State, actions: np.ndarray, s: np.ndarray, first: np.ndarray, last: np.ndarray | None
 ) -> np.ndarray:
     """``(B,)`` card sets a follower's play shows it does not hold, by the rule that made it legal.
 
@@ -694,7 +810,7 @@ def _shown_void(
     return np.where(first, 0, shown)
 
 
-def _finish_rounds(sp: Spec, state: State, idx: np.ndarray, donate: bool = False) -> State:
+def _finish_rounds(sp: Tables, state: State, idx: np.ndarray, donate: bool = False) -> State:
     """Score the last tricks and end the rounds of games ``idx``: lives, elimination, rebuys, match end."""
     f = _Draft(state, donate)
     alive = np.take(state.alive, idx, axis=0)

@@ -1,9 +1,11 @@
-"""The one observation spec: what a seat may know, as a flat float32 vector.
+"""The one observation: what a seat may know, as a flat float32 vector.
 
 Seat-relative (relative seat ``r`` is the ``r``-th seat clockwise from the observer,
 0 = the observer itself) and fixed-size for every rule set and player count, so one
 network can serve several presets. It holds the observer's own hand and public
-information only: no hidden card ever enters it.
+information only: every slice but ``hand`` is computed from public facts (the cards
+played, the seats still in, scores, shown voids), so no hidden card ever enters it and
+the state with the other hands hidden gives the same vector as the true state.
 
 :data:`SLICES` names every slice; :func:`view` reshapes a vector into named parts,
 in the manner of OpenSpiel's observers. The same :func:`observe` serves the
@@ -92,7 +94,7 @@ def _rule_vector(rules: Rules) -> np.ndarray:
 
 def observe(rules: Rules, state: engine.State, seats: np.ndarray | None = None) -> np.ndarray:
     """``(B, SIZE)`` float32 observations of ``seats`` (default: the seat to move in each game)."""
-    sp = engine.spec(rules)
+    sp = engine.tables(rules)
     b, p, h, a = state.batch, sp.players, sp.hand_size, sp.actions
     seats = state.cur if seats is None else np.asarray(seats, dtype=np.int64)
     rows = np.arange(b)[:, None]
@@ -100,9 +102,8 @@ def observe(rules: Rules, state: engine.State, seats: np.ndarray | None = None) 
     out = np.zeros((b, SIZE), np.float32)
     o = view(out)
 
-    hands = state.hands[rows, absolute]  # (B, P, A) in relative order
-    o["hand"][:, :a] = hands[:, 0] / 4.0
-    o["cards_left"][:, :p] = hands.sum(2) / h
+    o["hand"][:, :a] = state.hands[np.arange(b), seats] / 4.0
+    o["cards_left"][:, :p] = engine.cards_left(rules, state)[rows, absolute] / h
 
     in_round = state.trick_no < h
     trick_no = np.minimum(state.trick_no, h - 1)

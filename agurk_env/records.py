@@ -137,3 +137,60 @@ class Recorder:
         if names is None:
             names = self._legal_names[bits] = card_names(bits)
         return list(names)
+
+
+def round_record(rules: Rules, state: engine.State) -> dict[str, Any]:
+    """The RULES.md round dict of the round that just ended in game 0 (via :class:`Recorder`)."""
+    one = state.take(slice(0, 1))
+    one = one._replace(match_over=np.ones(1, bool))  # a one-round "match": the recorder hands it back now
+    return Recorder(rules, 1, [""] * rules.players).after_play(one)[0]["rounds"][0]
+
+
+def partial_round_record(rules: Rules, state: engine.State) -> dict[str, Any]:
+    """A round in progress in game 0: ``dealer``, the dealt ``hands`` and the ``tricks`` so far.
+
+    A trick in progress has ``leader`` and ``plays`` only (no ``winner`` yet).
+    """
+    p, h = rules.players, rules.hand_size
+    tricks = state.tricks[0]
+    dealt = state.hands[0] + engine.cards_played(rules, state.take(slice(0, 1)), by_seat=True)[0]
+    hands = [[CARDS[c] for c, n in enumerate(row) for _ in range(n)] for row in dealt.tolist()]
+    done, npos = int(state.trick_no[0]), int(state.npos[0])
+    trick_dicts = []
+    for t in range(min(done + (npos > 0), h)):
+        leader = int(state.trick_leader[0, t])
+        seats = [(leader + k) % p for k in range(p)]
+        plays = [[s, CARDS[int(tricks[t, s])]] for s in seats if tricks[t, s] >= 0]
+        trick: dict[str, Any] = {"leader": leader, "plays": plays}
+        if t < done:
+            trick["winner"] = int(state.trick_winner[0, t])
+        trick_dicts.append(trick)
+    return {"dealer": int(state.dealer[0]), "hands": hands, "tricks": trick_dicts}
+
+
+def hand_counts(rules: Rules, state: engine.State, hands: Any) -> np.ndarray:
+    """``(P, A)`` card counts from card-name lists or counts, checked against the deck and game 0's seats."""
+    p, a = rules.players, rules.num_actions
+    if isinstance(hands, np.ndarray) and hands.dtype != object:
+        counts = np.asarray(hands, dtype=np.int64)
+    else:
+        if len(hands) != p:
+            raise ValueError(f"hands needs one list of cards per seat ({p}), got {len(hands)}")
+        counts = np.zeros((p, a), np.int64)
+        for s, cards in enumerate(hands):
+            for card in cards:
+                if str(card) not in CARDS[:a]:
+                    raise ValueError(f"unknown card {card!r} in the hand of seat {s}; cards are {' '.join(CARDS[:a])}")
+                counts[s, CARDS.index(str(card))] += 1
+    if counts.shape != (p, a) or (counts < 0).any():
+        raise ValueError(f"hands must be {p} lists of card names or ({p}, {a}) counts >= 0")
+    copies = np.append(np.full(13, 4), rules.jokers)[:a]
+    if (counts.sum(0) > copies).any():
+        extra = [CARDS[c] for c in np.flatnonzero(counts.sum(0) > copies).tolist()]
+        raise ValueError(f"hands hold more copies than the deck of: {' '.join(extra)}")
+    want = np.where(state.alive[0], rules.hand_size, 0)
+    if (counts.sum(1) != want).any():
+        raise ValueError(
+            f"each seat in the match needs {rules.hand_size} cards and each seat out none; got {counts.sum(1).tolist()}"
+        )
+    return counts

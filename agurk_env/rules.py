@@ -8,26 +8,39 @@ with a one-line :class:`RulesError` naming the option and its allowed values.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 CARDS: tuple[str, ...] = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "X")
 """Card names in action order: action ``i`` plays ``CARDS[i]`` (``X`` = joker)."""
 
 DECK_SIZE = 52
 
+Ace = Literal["high", "low", "low_in_last_trick"]
+FirstLeader = Literal["left_of_dealer", "dealer"]
+BeatTarget = Literal["highest", "previous"]
+EqualBeats = Literal["always", "not_last_trick", "never"]
+BeatChoice = Literal["forced", "nearest", "optional"]
+AceLock = Literal["none", "led", "any"]
+Scoring = Literal["last_trick", "every_trick"]
+LastTrickTies = Literal["all", "winner"]
+LimitRule = Literal["reach", "exceed"]
+MatchEnd = Literal["last_standing", "first_out"]
+
 CHOICES: dict[str, tuple[str, ...]] = {
-    "ace": ("high", "low", "low_in_last_trick"),
-    "first_leader": ("left_of_dealer", "dealer"),
-    "beat_target": ("highest", "previous"),
-    "equal_beats": ("always", "not_last_trick", "never"),
-    "beat_choice": ("forced", "nearest", "optional"),
-    "ace_lock": ("none", "led", "any"),
-    "scoring": ("last_trick", "every_trick"),
-    "last_trick_ties": ("all", "winner"),
-    "limit_rule": ("reach", "exceed"),
-    "match_end": ("last_standing", "first_out"),
+    "ace": get_args(Ace),
+    "first_leader": get_args(FirstLeader),
+    "beat_target": get_args(BeatTarget),
+    "equal_beats": get_args(EqualBeats),
+    "beat_choice": get_args(BeatChoice),
+    "ace_lock": get_args(AceLock),
+    "scoring": get_args(Scoring),
+    "last_trick_ties": get_args(LastTrickTies),
+    "limit_rule": get_args(LimitRule),
+    "match_end": get_args(MatchEnd),
 }
+"""The allowed values of every choice option, read off its ``Literal`` type."""
 _INT_MIN: dict[str, int] = {
     "players": 2,
     "hand_size": 1,
@@ -55,32 +68,32 @@ class Rules:
     """Cards dealt to each seat, and tricks per round."""
     jokers: int = 0
     """Jokers (``X``, strength and points 15) added to the 52-card deck: 0, 1 or 2."""
-    ace: str = "high"
+    ace: Ace = "high"
     """Ace strength: ``high`` (14), ``low`` (1) or ``low_in_last_trick`` (14, but 1 in the last trick)."""
     ace_points: int | None = None
     """Penalty points of an ace; ``None`` resolves to 14 (1 when ``ace=low``)."""
-    first_leader: str = "left_of_dealer"
+    first_leader: FirstLeader = "left_of_dealer"
     """Who leads trick 1: the seat left of the dealer, or the dealer."""
-    beat_target: str = "highest"
+    beat_target: BeatTarget = "highest"
     """What a follower must reach: the highest card in the trick, or the previous card."""
-    equal_beats: str = "always"
+    equal_beats: EqualBeats = "always"
     """Whether an equal card beats: ``always``, ``not_last_trick`` or ``never``."""
-    beat_choice: str = "forced"
+    beat_choice: BeatChoice = "forced"
     """A player who can beat: must beat (``forced``), must beat with the least card (``nearest``),
     or may beat or play the lowest card (``optional``)."""
-    ace_lock: str = "none"
+    ace_lock: AceLock = "none"
     """A high ace locks the trick when led (``led``) or when in it at all (``any``)."""
     twos_rule: bool = False
     """When a 2 is led, a player holding a 2 must play it."""
-    scoring: str = "last_trick"
+    scoring: Scoring = "last_trick"
     """Which tricks score: only the last one, or every trick."""
-    last_trick_ties: str = "all"
+    last_trick_ties: LastTrickTies = "all"
     """In the last trick, every seat with a card of the winning strength scores (``all``) or only the winner."""
     limit: int = 30
     """Points at which a seat goes out (points mode)."""
-    limit_rule: str = "reach"
+    limit_rule: LimitRule = "reach"
     """Out when the score reaches (>=) or exceeds (>) the limit."""
-    match_end: str = "last_standing"
+    match_end: MatchEnd = "last_standing"
     """The match ends when one seat is left, or after the first round in which anyone goes out."""
     rebuys: int = 0
     """Rebuys per seat (points mode with ``last_standing`` only)."""
@@ -163,6 +176,34 @@ PRESETS: dict[str, dict[str, Any]] = {
     "last_trick_only": {**_EVERY_TRICK, "scoring": "last_trick"},
 }
 """Each preset as the options that differ from the defaults (RULES.md)."""
+
+
+def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> None:
+    """Raise ``ValueError`` naming ``name`` unless ``value`` is one of ``allowed``."""
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, not {value!r}")
+
+
+def make_rules(rules: str | Rules = "standard", **options: Any) -> Rules:
+    """A preset name or a :class:`Rules`, with any rule options overridden on top."""
+    if isinstance(rules, Rules):
+        return rules.replace(**options) if options else rules
+    if isinstance(rules, str):
+        return Rules.preset(rules, **options)
+    raise TypeError(f"rules must be a preset name or a Rules object, not {type(rules).__name__}")
+
+
+def split_assignment(item: str, example: str) -> tuple[str, str]:
+    """``"KEY=VALUE"`` to ``(key, value)``, stripped; ``ValueError`` naming ``example`` when malformed.
+
+    The one reader of ``--set`` items, for rule options and config keys alike.
+    """
+    key, sep, value = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(f"--set needs {example}, not {item!r}")
+    return key, value.strip()
 
 
 def parse_option(name: str, text: str) -> Any:

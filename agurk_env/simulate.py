@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from agents.base import Agent
-from agents.matches import play_matches
+from agurk_env.agent import Agent
+from agurk_env.matches import DEFAULT_BATCH, play_matches
 from agurk_env.records import Recorder
 from agurk_env.rules import Rules
 
@@ -36,7 +36,7 @@ def simulate(
 
     ``agents`` holds one agent per seat (one object may sit in several seats; it is
     called once per step with all the games where one of its seats is to move).
-    ``batch`` games run at once (default ``min(n_matches, 1024)``); ``with_legal``
+    ``batch`` games run at once (default ``min(n_matches, DEFAULT_BATCH)``); ``with_legal``
     adds the legal sets to the records; ``progress(n_done)`` is called as matches end.
     An agent that returns an illegal card raises ``ValueError``.
     """
@@ -44,7 +44,7 @@ def simulate(
         raise ValueError(f"need one agent per seat ({rules.players}), got {len(agents)}")
     if n_matches <= 0:
         return
-    batch = min(n_matches, 1024 if batch is None else int(batch))
+    batch = min(n_matches, DEFAULT_BATCH if batch is None else int(batch))
     if batch < 1:
         raise ValueError(f"batch must be >= 1, not {batch}")
     recorder = Recorder(rules, batch, [agent.spec for agent in agents], with_legal=with_legal)

@@ -14,20 +14,23 @@ Both have ``action_masks()``, so ``sb3_contrib.MaskablePPO`` trains on them dire
 
 Spaces: the observation is :func:`agurk_env.observation.observe` for the learner's seat
 (``Box(0, high, (SIZE,), float32)``); the action ``i`` plays ``CARDS[i]``
-(``Discrete(13)``, 14 with jokers). Rewards and episodes are those of the AEC
-environment (:mod:`agurk_env.aec_env`): ``episode="round"`` gives ``-penalty / limit`` at
-the end of each round and goes on with the next round of the match (a new match once
-the match is over or the learner is out); ``episode="match"`` gives the placement
-reward when the learner leaves the match or it ends.
+(``Discrete(13)``, 14 with jokers). Rewards and episodes are those of
+:mod:`agurk_env.rewards`: ``episode="round"`` gives ``-penalty / limit`` at the end of
+each round and goes on with the next round of the match (a new match once the match is
+over or the learner is out); ``episode="match"`` gives the placement reward when the
+learner leaves the match or it ends.
 
-Opponents: ``opponents`` is an agent spec (``agurk agents``; ``"random"`` for now) for
-every other seat, or ``players - 1`` comma-separated specs for the seats after the
-learner's, clockwise. ``seat`` fixes the learner's seat; ``None`` draws it at random for
-each match.
+Opponents (:data:`Opponents`): ``None`` (uniform random play, the default), one
+:class:`~agurk_env.agent.Agent` for every other seat, ``players - 1`` agents for the seats
+after the learner's, clockwise, or a factory ``seed -> agent(s)`` called at every seeded
+reset, so that the opponents' randomness follows the seed (``agents.opponents("pimc,guard,
+random", players)`` builds one from agent specs). ``seat`` fixes the learner's seat;
+``None`` draws it at random for each match.
 
 Seeds: ``reset(seed=S)`` deals games ``0..n-1`` matches ``0..n-1`` of seed ``S`` (game
 ``i`` of a ``VecEnv`` plays match ``i``; later matches take the next unused numbers, as
-in the engine) and seeds the opponents with ``make_agents(opponents, players, S)``.
+in the engine) and builds the opponents from ``S`` when they come from a factory (the
+default random opponents draw from ``numpy.random.default_rng([S, 1])``).
 
 Illegal actions: ``illegal="lowest"`` (the default) plays the first legal card in action
 order instead and sets ``info["illegal"]``, so unmasked agents and the API checkers can
@@ -38,59 +41,42 @@ from __future__ import annotations
 
 import functools
 import secrets
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Literal, get_args
 
 import gymnasium
 import numpy as np
 
-from agents.random_agent import RandomAgent, random_legal
-from agents.registry import make_agents
 from agurk_env import engine, observation
-from agurk_env.aec_env import (
-    EPISODES,
-    RENDER_MODES,
-    check_choice,
-    illegal_message,
-    make_rules,
-    observation_box,
-    placement_rewards,
-    render_text,
-    round_rewards,
-)
-from agurk_env.rules import Rules
+from agurk_env.agent import Agent, RandomAgent, dispatch
+from agurk_env.render import RENDER_MODES, illegal_message, render_text
+from agurk_env.rewards import EPISODES, Episode, placement_rewards, round_rewards
+from agurk_env.rules import Rules, check_choice, make_rules
+from agurk_env.spaces import observation_box
 
-ILLEGAL: tuple[str, ...] = ("lowest", "raise")
+Illegal = Literal["lowest", "raise"]
+ILLEGAL: tuple[str, ...] = get_args(Illegal)
 """What an illegal learner action does: play the first legal card instead, or raise."""
+
+Opponents = Agent | Sequence[Agent] | Callable[[int], Agent | Sequence[Agent]] | None
+"""Who plays the other seats: see the module docstring."""
 
 _FIRST = engine.KTH_MEMBER[:, 0].astype(np.int64)  # card set -> its first card in action order
 
 
-def _merge(active: np.ndarray, new: engine.State, old: engine.State) -> engine.State:
-    """``new`` in the games ``active``, ``old`` elsewhere (fields the step left alone are shared)."""
-    fields = []
-    for n_, o_ in zip(new, old, strict=True):
-        if n_ is o_ or not isinstance(n_, np.ndarray):
-            fields.append(n_)
-        else:
-            fields.append(np.where(active.reshape(-1, *(1,) * (n_.ndim - 1)), n_, o_))
-    return engine.State(*fields)
+def _random_opponents(seed: int) -> Agent:
+    """The default opponents: one uniform random agent for every other seat, drawing from ``[seed, 1]``."""
+    return RandomAgent(np.random.default_rng([seed, 1]))
 
 
-def _opponent_cards(agent: Any, rules: Rules, st: engine.State, games: np.ndarray, bits: np.ndarray) -> np.ndarray:
-    """``agent``'s cards in ``games`` of ``st``, whose legal card sets are ``bits[games]``.
-
-    A random agent draws straight from the card sets (the same distribution as its
-    ``act``); an agent with ``sees_all`` takes an :class:`agents.base.Decision`; any
-    other agent takes the ``(k, A)`` legal masks.
-    """
-    if isinstance(agent, RandomAgent) and hasattr(agent, "rng"):
-        return random_legal(bits[games], agent.rng)
-    legal = engine.unpack(bits[games], rules.num_actions)
-    if hasattr(agent, "sees_all"):
-        from agents.base import decide
-
-        return decide(agent, rules, st, games, legal)
-    return agent.act(legal)
+def _seat_agents(found: Agent | Sequence[Agent], others: int) -> list[Agent]:
+    """One agent per other seat from one agent or a sequence of ``others`` agents."""
+    if isinstance(found, Agent):
+        return [found] * others
+    agents = list(found)
+    if len(agents) != others or not all(isinstance(a, Agent) for a in agents):
+        raise ValueError(f"opponents must be one agent or {others} agents (one per other seat), got {found!r}")
+    return agents
 
 
 class LearnerGames:
@@ -105,10 +91,10 @@ class LearnerGames:
         self,
         rules: Rules,
         n: int,
-        opponents: str = "random",
+        opponents: Opponents = None,
         seat: int | None = None,
-        episode: str = "round",
-        illegal: str = "lowest",
+        episode: Episode = "round",
+        illegal: Illegal = "lowest",
     ) -> None:
         check_choice("episode", episode, EPISODES)
         check_choice("illegal", illegal, ILLEGAL)
@@ -117,18 +103,16 @@ class LearnerGames:
             raise ValueError(f"seat must be in 0..{p - 1} or None, not {seat!r}")
         if n < 1:
             raise ValueError(f"the number of games must be >= 1, not {n}")
-        specs = [s.strip() for s in opponents.split(",")]
-        if len(specs) not in (1, p - 1):
-            raise ValueError(f"give one opponent spec or {p - 1} (one per other seat), not {len(specs)}: {opponents!r}")
         self.rules, self.n, self.episode, self.illegal = rules, n, episode, illegal
         self.fixed_seat = seat
-        self.opponent_specs = specs * (p - 1) if len(specs) == 1 else specs
-        make_agents(",".join(["random", *self.opponent_specs]), p, 0)  # report a bad spec now
+        if opponents is None:
+            opponents = _random_opponents
+        self._factory = opponents if callable(opponents) and not isinstance(opponents, Agent) else None
+        self.opponents: list[Agent] = [] if self._factory else _seat_agents(opponents, p - 1)
         self._actions = rules.num_actions
         self.state: engine.State | None = None
         self._bits: np.ndarray | None = None  # the learners' legal card sets, once computed
         self.seat = np.zeros(n, np.int64)
-        self._groups: list[tuple[Any, np.ndarray]] = []  # (agent, relative seats it plays)
 
     # ------------------------------------------------------------------ setup
 
@@ -144,14 +128,10 @@ class LearnerGames:
         self.state, self._bits = self._to_learner(st), None
 
     def _seed_rngs(self, seed: int) -> None:
-        """Build the opponents (one group for all seats, or one per seat) and the seat generator for ``seed``."""
-        p = self.rules.players
+        """Build the opponents for ``seed`` (when they come from a factory) and the seat generator."""
         seed %= 2**63  # the agents' generators take seeds >= 0
-        agents = make_agents(",".join(["random", *self.opponent_specs]), p, seed)[1:]
-        if len(set(self.opponent_specs)) == 1:  # one agent object serves every opponent seat
-            self._groups = [(agents[0], np.arange(1, p))]
-        else:
-            self._groups = [(agent, np.array([r + 1])) for r, agent in enumerate(agents)]
+        if self._factory is not None:
+            self.opponents = _seat_agents(self._factory(seed), self.rules.players - 1)
         self._seat_rng = np.random.default_rng([seed, 0x5EA7])
 
     def _draw_seats(self, games: np.ndarray) -> None:
@@ -222,20 +202,14 @@ class LearnerGames:
             st = self._opponents_play(st, waiting)
 
     def _opponents_play(self, st: engine.State, waiting: np.ndarray) -> engine.State:
-        """One card in every game where an opponent is to move; the games in ``waiting`` are left as they are."""
+        """One card in every game where an opponent is to move; the games in ``waiting`` are not played."""
         bits = engine.legal_bits(self.rules, st)
-        actions = _FIRST[bits]  # a legal card for the waiting games, whose play is thrown away
-        if len(self._groups) == 1:
-            plan = [(self._groups[0][0], np.flatnonzero(~waiting))]
-        else:
-            rel = (st.cur - self.seat) % self.rules.players
-            plan = [(agent, np.flatnonzero(rel == seats[0])) for agent, seats in self._groups]
-        for agent, games in plan:
-            if not games.size:
-                continue
-            actions[games] = _opponent_cards(agent, self.rules, st, games, bits)
-        new = engine.play(self.rules, st, actions)
-        return new if not waiting.any() else _merge(~waiting, new, st)
+        owner = np.where(waiting, -1, (st.cur - self.seat) % self.rules.players - 1)
+        actions = dispatch(self.rules, st, bits, self.opponents, owner)
+        if not waiting.any():
+            return engine.play(self.rules, st, actions)
+        moving = np.flatnonzero(~waiting)
+        return st.put(moving, engine.play(self.rules, st.take(moving), actions[moving]))
 
     def _end_rounds(
         self, st: engine.State, rewards: np.ndarray, dones: np.ndarray, terminal: dict[int, np.ndarray]
@@ -282,11 +256,11 @@ class AgurkEnv(gymnasium.Env):
     def __init__(
         self,
         rules: str | Rules = "standard",
-        opponents: str = "random",
+        opponents: Opponents = None,
         seat: int | None = None,
-        episode: str = "round",
+        episode: Episode = "round",
         render_mode: str | None = None,
-        illegal: str = "lowest",
+        illegal: Illegal = "lowest",
         **options: Any,
     ) -> None:
         check_choice("render_mode", render_mode, [None, *RENDER_MODES])
@@ -341,13 +315,13 @@ class AgurkEnv(gymnasium.Env):
 
 
 def single_agent_env(
-    rules: str | Rules = "standard", opponents: str = "random", seat: int | None = None, **options: Any
+    rules: str | Rules = "standard", opponents: Opponents = None, seat: int | None = None, **options: Any
 ) -> AgurkEnv:
     """A ``gymnasium.Env`` where one learner plays ``opponents`` (see the module docstring).
 
     Args:
         rules: A preset name or a :class:`Rules`.
-        opponents: An agent spec for every other seat, or ``players - 1`` comma-separated specs.
+        opponents: ``None`` (random play), an agent, ``players - 1`` agents, or a factory ``seed -> agents``.
         seat: The learner's seat; ``None`` draws one per match.
         **options: ``episode``, ``render_mode``, ``illegal``, and rule options (``players=5``, ...).
     """
@@ -364,11 +338,11 @@ class _VecEnvMethods:
         self,
         n_envs: int,
         rules: str | Rules = "standard",
-        opponents: str = "random",
+        opponents: Opponents = None,
         seat: int | None = None,
-        episode: str = "round",
+        episode: Episode = "round",
         render_mode: str | None = None,
-        illegal: str = "lowest",
+        illegal: Illegal = "lowest",
         **options: Any,
     ) -> None:
         check_choice("render_mode", render_mode, [None, *RENDER_MODES])
@@ -475,7 +449,7 @@ def _vec_env_class() -> type:
     try:
         from stable_baselines3.common.vec_env import VecEnv
     except ImportError as e:  # pragma: no cover - depends on the install
-        raise ImportError("sb3_vec_env needs stable-baselines3: pip install 'agurk-rl[rl]'") from e
+        raise ImportError('sb3_vec_env needs stable-baselines3: pip install -e ".[rl]" from the checkout') from e
     cls = type("AgurkVecEnv", (_VecEnvMethods, VecEnv), {"__module__": __name__})
     cls.__doc__ = "An SB3 ``VecEnv`` of ``n_envs`` Agurk games on one batched engine state (see :func:`sb3_vec_env`)."
     return cls
@@ -488,13 +462,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def sb3_vec_env(n_envs: int, rules: str | Rules = "standard", opponents: str = "random", **options: Any) -> Any:
+def sb3_vec_env(n_envs: int, rules: str | Rules = "standard", opponents: Opponents = None, **options: Any) -> Any:
     """A stable-baselines3 ``VecEnv`` of ``n_envs`` games on the batched engine, with ``action_masks()``.
 
     Args:
         n_envs: Games in the batch (one learner each).
         rules: A preset name or a :class:`Rules`.
-        opponents: An agent spec for every other seat, or ``players - 1`` comma-separated specs.
+        opponents: ``None`` (random play), an agent, ``players - 1`` agents, or a factory ``seed -> agents``.
         **options: ``seat``, ``episode``, ``render_mode``, ``illegal``, and rule options.
     """
     return _vec_env_class()(n_envs, rules, opponents, **options)

@@ -13,6 +13,7 @@ from typing import Any
 from agents.heuristics import DESCRIPTIONS
 from agents.registry import STRONGEST_HEURISTIC
 from agurk_env.rules import PRESETS
+from training.config import config_to_dict, load_config, packaged_config
 
 
 @dataclass(frozen=True)
@@ -54,20 +55,13 @@ FIELD = STRONGEST_HEURISTIC
 RANDOM, ORACLE = "random", "oracle"
 """The ladder's floor and its fictive player (sees every card), the ends of relative skill."""
 
-TRAIN_SETTINGS: dict[str, Any] = {
-    "algo": "fast",
-    "episode": "round",
-    "num_envs": 1024,
-    "num_steps": 32,
-    "hidden": [128, 128],
-    "threads": 1,
-    "learning_rate": 0.001,
-    "update_epochs": 1,
-    "minibatch_size": 4096,
-    "ent_coef": 0.01,
-    "pool": {"self_play": 0.3, "snapshots": 0.1, "agents": {"heuristic": 0.6}, "snapshot_every": 10},
-}
-"""PPO settings of the ladder's trained agent when no ``--train-config`` is given (``configs/quickstart.yaml``'s)."""
+def quickstart_settings() -> dict[str, Any]:
+    """PPO settings of the ladder's trained agent without ``--train-config``: the packaged quickstart config.
+
+    ``configs/quickstart.yaml``; its preset, players, steps, seed and time limit are
+    replaced by the variant's.
+    """
+    return config_to_dict(load_config(packaged_config("quickstart.yaml")))
 
 
 def ladder(budget: Budget, ppo_spec: str) -> list[str]:

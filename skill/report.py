@@ -26,7 +26,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from skill.budget import BUDGETS, FIELD, TRAIN_SETTINGS, Budget, ladder
+from agents.processes import SPAWN, map_spawned
+from skill.budget import BUDGETS, FIELD, Budget, ladder, quickstart_settings
 from skill.variant import VariantJob, run_variant, work
 
 Monitor = Callable[[list[float], list[float], list[str]], None]
@@ -45,13 +46,14 @@ def make_jobs(
 ) -> list[VariantJob]:
     """One :class:`VariantJob` per preset; a preset in ``checkpoints`` reuses that checkpoint instead of training."""
     checkpoints = checkpoints or {}
+    settings = train_settings or quickstart_settings()
     return [
         VariantJob(
             preset=preset,
             players=players,
             budget=budget,
             seed=seed,
-            train_settings=train_settings or TRAIN_SETTINGS,
+            train_settings=settings,
             checkpoint=checkpoints.get(preset),
             checkpoint_out=None if preset in checkpoints else str(out / "checkpoints" / f"{preset}.pt"),
         )
@@ -102,8 +104,6 @@ def run_jobs(jobs: Sequence[VariantJob], workers: int = 1, monitor: Monitor | No
 
             results.append(run_variant(job, progress))
         return results
-    from agents.processes import SPAWN, map_spawned
-
     done = SPAWN.Array("d", len(jobs), lock=False)
     stage = SPAWN.Array("i", len(jobs), lock=False)
 

@@ -10,8 +10,9 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 from agents.registry import make_agents
 from agurk_env import engine, observation
-from agurk_env.aec_env import env, placement_rewards, raw_env
+from agurk_env.aec_env import env, raw_env
 from agurk_env.reference import ReferenceMatch
+from agurk_env.rewards import placement_rewards
 from agurk_env.rules import CARDS, Rules
 from agurk_env.simulate import simulate
 
@@ -381,7 +382,7 @@ def test_placement_rewards_function_cases() -> None:
 
 
 def test_bench_env_reports_every_figure() -> None:
-    from agurk_env.env_bench import bench_env
+    from agurk.bench.env import bench_env
 
     result = bench_env(0.3, n_envs=64)
     for key in ("turns_per_s", "leduc_turns_per_s", "ratio", "sb3_steps_per_s"):

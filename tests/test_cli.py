@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from replay import replay_record
 
-from agurk_env.cli import main
+from agurk.cli import main
 from agurk_env.rules import PRESETS, Rules
 
 RECORD_KEYS = {"rules", "seed", "agents", "rounds", "winners"}
@@ -20,7 +20,7 @@ ROUND_KEYS = {"dealer", "hands", "tricks", "penalties", "scores", "out", "reboug
 
 def _agurk_command() -> list[str]:
     script = shutil.which("agurk", path=str(Path(sys.executable).parent)) or shutil.which("agurk")
-    return [script] if script else [sys.executable, "-m", "agurk_env.cli"]
+    return [script] if script else [sys.executable, "-m", "agurk.cli"]
 
 
 def _records(path: Path) -> list[dict]:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from replay import replay_record
 
-from agents.random_agent import RandomAgent
+from agurk_env.agent import RandomAgent
 from agurk_env.rules import CHOICES, PRESETS, Rules, RulesError
 from agurk_env.simulate import simulate
 

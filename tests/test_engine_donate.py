@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.random_agent import random_legal
 from agurk_env import engine
+from agurk_env.engine import random_legal
 from agurk_env.rules import Rules
 
 

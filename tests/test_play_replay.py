@@ -15,9 +15,9 @@ import pytest
 from replay import replay_record
 from rich.console import Console
 
-from agurk_env import cli
-from agurk_env.play import Game, legal_reason
-from agurk_env.replay import frames
+from agurk import cli
+from agurk.play import Game, legal_reason
+from agurk.replay import frames
 from agurk_env.rules import CARDS, PRESETS, Rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +28,7 @@ PROMPT = r"your card \([^)]*\)> "
 def _spawn(*args: str) -> pexpect.spawn:
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "TERM": "dumb"}
     child = pexpect.spawn(
-        sys.executable, ["-m", "agurk_env.cli", *args], cwd=str(ROOT), env=env, encoding="utf-8", timeout=30
+        sys.executable, ["-m", "agurk.cli", *args], cwd=str(ROOT), env=env, encoding="utf-8", timeout=30
     )
     child.delaybeforesend = None
     return child
@@ -176,7 +176,7 @@ def test_replay_interactive_keys(tmp_path: Path) -> None:
     rec = json.loads(sim.read_text())
     pages = frames(rec)
     child = pexpect.spawn(
-        sys.executable, ["-m", "agurk_env.cli", "replay", str(sim)], cwd=str(ROOT), encoding="utf-8", timeout=30
+        sys.executable, ["-m", "agurk.cli", "replay", str(sim)], cwd=str(ROOT), encoding="utf-8", timeout=30
     )
     child.expect(rf"\[1/{len(pages)}\]")
     child.sendline("")

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import AGENTS, Agent, AgentSpecError, RandomAgent, describe, make_agents, random_legal, register
-from agents.base import Decision, act_seats
+from agents import AGENTS, AgentSpecError, describe, make_agents, register
 from agurk_env import engine
+from agurk_env.agent import Agent, Decision, RandomAgent, act_seats
+from agurk_env.engine import random_legal
 from agurk_env.rules import Rules
 
 
@@ -42,7 +43,7 @@ def _decision(legal: np.ndarray) -> Decision:
     """A decision over ``len(legal)`` games of a standard batch (the random agent reads only ``legal``)."""
     rules = Rules(jokers=1) if legal.shape[1] == 14 else Rules()
     state = engine.init(rules, max(len(legal), 1), seed=0)
-    return Decision(rules, state, np.arange(len(legal)), legal)
+    return Decision(rules, state, np.arange(len(legal)), engine.pack(legal))
 
 
 def test_random_legal_refuses_an_empty_set() -> None:
@@ -76,7 +77,7 @@ def test_random_agent_plays_whole_matches_on_the_engine() -> None:
     agent = RandomAgent(np.random.default_rng(6))
     state = engine.init(rules, 64, seed=0)
     for _ in range(300):
-        actions = act_seats(rules, state, engine.legal_mask(rules, state), [agent] * rules.players)
+        actions = act_seats(rules, state, engine.legal_bits(rules, state), [agent] * rules.players)
         state = engine.advance(rules, engine.play(rules, state, actions))
     assert state.next_match > 64
 

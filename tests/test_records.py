@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 from replay import replay_record
 
-from agents.base import Decision
-from agents.random_agent import RandomAgent
 from agurk_env import engine
+from agurk_env.agent import Decision, RandomAgent
 from agurk_env.records import Recorder, card_names
 from agurk_env.rules import CARDS, OPTION_NAMES, Rules
 from agurk_env.simulate import simulate

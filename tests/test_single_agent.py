@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from agents.random_agent import random_legal
+from agents.registry import opponents
 from agurk_env import engine, observation, sb3_vec_env, single_agent_env
-from agurk_env.aec_env import round_rewards
+from agurk_env.agent import RandomAgent
+from agurk_env.engine import random_legal
+from agurk_env.rewards import round_rewards
 from agurk_env.rules import Rules
 
 CASES = [
@@ -136,7 +138,7 @@ def _counts(played: np.ndarray, actions: int) -> np.ndarray:
 
 
 def test_seat_and_opponents_options() -> None:
-    venv = sb3_vec_env(16, rules="standard", seat=3, opponents="random,random,random")
+    venv = sb3_vec_env(16, rules="standard", seat=3, opponents=opponents("random,random,random", 4))
     venv.reset()
     assert (venv.games.seat == 3).all()
     venv.step(_random_actions(venv, np.random.default_rng(0)))
@@ -145,9 +147,11 @@ def test_seat_and_opponents_options() -> None:
     free.reset()
     assert set(free.games.seat.tolist()) == {0, 1, 2, 3}
     with pytest.raises(ValueError, match="opponent spec"):
-        sb3_vec_env(2, opponents="random,random")
+        opponents("random,random", 4)
     with pytest.raises(ValueError, match="unknown agent"):
-        single_agent_env(opponents="nobody")
+        opponents("nobody", 4)
+    with pytest.raises(ValueError, match="3 agents"):
+        sb3_vec_env(2, opponents=[RandomAgent(np.random.default_rng(0))] * 2)
     with pytest.raises(ValueError, match="seat"):
         single_agent_env(seat=4)
 
@@ -229,13 +233,13 @@ def test_maskable_ppo_beats_random_opponents() -> None:
     from sb3_contrib import MaskablePPO
 
     torch.set_num_threads(1)
-    venv = sb3_vec_env(128, rules="standard", opponents="random")
+    venv = sb3_vec_env(128, rules="standard", opponents=opponents("random", 4))
     venv.seed(0)
     model = MaskablePPO(
         "MlpPolicy", venv, n_steps=28, batch_size=512, n_epochs=4, learning_rate=1e-3, gamma=1.0, seed=0, verbose=0
     )
     model.learn(15_000)
-    test_env = sb3_vec_env(1024, rules="standard", opponents="random")
+    test_env = sb3_vec_env(1024, rules="standard", opponents=opponents("random", 4))
     random_penalty = _mean_round_penalty(test_env, None)
     ppo_penalty = _mean_round_penalty(test_env, model)
     assert 2.0 < random_penalty < 3.5  # about 2.8 points per round for a random seat
@@ -266,7 +270,7 @@ def test_registered_agents_play_as_opponents() -> None:
         return made[-1]
 
     register("test_lowest_card", factory, "test opponent: the lowest legal card")
-    venv = sb3_vec_env(32, rules="standard", opponents="random,test_lowest_card,random", seat=0)
+    venv = sb3_vec_env(32, rules="standard", opponents=opponents("random,test_lowest_card,random", 4), seat=0)
     venv.seed(1)
     venv.reset()
     rng = np.random.default_rng(1)
@@ -276,7 +280,7 @@ def test_registered_agents_play_as_opponents() -> None:
         assert (st.cur == 0).all()
     assert made and made[-1].calls > 0
     before = len(made)
-    mono = sb3_vec_env(8, rules="standard", opponents="test_lowest_card", seat=1)  # one agent, every other seat
+    mono = sb3_vec_env(8, rules="standard", opponents=opponents("test_lowest_card", 4), seat=1)  # one agent for all
     mono.reset()
     for _ in range(14):
         mono.step(_random_actions(mono, rng))

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agurk_env.cli import main
+from agurk.cli import main
 from skill import budget as B
 from skill.report import skill_report
 
 TINY = B.Budget("tiny", ("standard", "every_trick"), deals=6, train_steps=2_000, worlds=(1, 2), resamples=60)
-TRAIN = {**B.TRAIN_SETTINGS, "num_envs": 32, "num_steps": 8, "minibatch_size": 256}
+TRAIN = {**B.quickstart_settings(), "num_envs": 32, "num_steps": 8, "minibatch_size": 256}
 CI_KEYS = ("rs_win", "rs_penalty", "skill_share", "n_star", "rating_spread", "upset_rate")
 
 
@@ -126,7 +126,7 @@ def test_progress_display_shows_every_variant_and_the_whole_run() -> None:
 
     from rich.console import Console
 
-    from agurk_env.cli import _SkillMonitor
+    from agurk.cli import _SkillMonitor
 
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, width=100)

@@ -9,8 +9,8 @@ import pytest
 
 from agents import tournament as T
 from agents.registry import AGENTS, make_agents
+from agurk.cli import main
 from agurk_env import engine
-from agurk_env.cli import main
 from agurk_env.rules import CARDS, Rules
 from agurk_env.simulate import simulate
 

@@ -12,12 +12,12 @@ import yaml
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch.utils.tensorboard")
 
+from agents.policy import CheckpointError, PolicyAgent, PolicyNet, load_checkpoint, masked_log_softmax  # noqa: E402
 from agents.registry import AgentSpecError, make_agents  # noqa: E402
+from agurk.cli import main  # noqa: E402
 from agurk_env import engine, observation  # noqa: E402
-from agurk_env.cli import main  # noqa: E402
 from agurk_env.rules import CARDS, Rules  # noqa: E402
 from training.config import ConfigError, config_from_dict, load_config  # noqa: E402
-from training.model import CheckpointError, PolicyAgent, PolicyNet, load_checkpoint, masked_log_softmax  # noqa: E402
 from training.ppo import Learner, Stats, Table, advantages, env_step  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -299,7 +299,7 @@ def test_checkpoint_plays_in_simulate_the_aec_env_and_sb3_vec_env(tiny_run: Path
         env.step(action)
     assert plays == 28
 
-    venv = agurk_env.sb3_vec_env(8, rules="standard", opponents=f"ppo:{best}")
+    venv = agurk_env.sb3_vec_env(8, rules="standard", opponents=make_agents(f"ppo:{best}", 3, 0))
     venv.seed(0)
     venv.reset()
     _, rewards, _, _ = venv.step(venv.action_masks().argmax(1))

@@ -11,19 +11,32 @@ run folder's ``config.yaml``); loading it gives the same config.
 from __future__ import annotations
 
 import dataclasses
+import importlib.resources
 import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
-from agurk_env.rules import PRESETS, Rules, RulesError
+from agurk_env.rewards import Episode
+from agurk_env.rules import PRESETS, Rules, RulesError, split_assignment
+
+Algo = Literal["fast", "sb3"]
+"""The trainers: the fast batched-engine PPO, or sb3-contrib's MaskablePPO."""
 
 
 class ConfigError(ValueError):
     """A bad config file, key or value (one-line message naming the key)."""
+
+
+def packaged_config(name: str) -> Path:
+    """The path of a config shipped with the package (``training/configs/``, also ``configs/`` in a checkout)."""
+    path = Path(str(importlib.resources.files("training") / "configs" / name))
+    if not path.is_file():
+        raise ConfigError(f"no packaged config {name!r}")
+    return path
 
 
 @dataclass
@@ -70,7 +83,7 @@ class EvalConfig:
 class Config:
     """One training run (``agurk train CONFIG.yaml``): game, episodes, opponents, PPO and logging."""
 
-    algo: str = "fast"
+    algo: Algo = "fast"
     """``fast``: masked PPO on the batched engine (training/ppo.py); ``sb3``: MaskablePPO on ``sb3_vec_env``."""
     seed: int = 1
     """Seed of the deals, the pool draws and torch."""
@@ -80,7 +93,7 @@ class Config:
     """Rule options over the preset (``{limit: 21}``); ``players`` goes in ``players``."""
     players: list[int] = field(default_factory=list)
     """Player counts trained side by side, one batch of ``num_envs`` games each (empty: the preset's)."""
-    episode: str = "round"
+    episode: Episode = "round"
     """``round``: an episode is one round; ``match``: one whole match (rounds chained, placement at the end)."""
     penalty_weight: float = 1.0
     """Each round gives every seat ``-penalty_weight * penalty / limit``."""
@@ -141,8 +154,6 @@ class Config:
         return [base.replace(players=p) for p in (self.players or [base.players])]
 
 
-ALGOS = ("fast", "sb3")
-EPISODES = ("round", "match")
 
 
 def _check(cfg: Config) -> None:
@@ -156,10 +167,6 @@ def _check(cfg: Config) -> None:
         if value < 0:
             raise ConfigError(f"{key} must be >= 0, not {value!r}")
 
-    if cfg.algo not in ALGOS:
-        raise ConfigError(f"algo must be one of {', '.join(ALGOS)}, not {cfg.algo!r}")
-    if cfg.episode not in EPISODES:
-        raise ConfigError(f"episode must be one of {', '.join(EPISODES)}, not {cfg.episode!r}")
     if cfg.preset not in PRESETS:
         raise ConfigError(f"preset must be one of {', '.join(PRESETS)}, not {cfg.preset!r}")
     if "players" in cfg.rules:
@@ -231,6 +238,11 @@ def _convert(key: str, hint: Any, value: Any) -> Any:
         if not isinstance(value, dict):
             raise ConfigError(f"{key} must be a mapping, not {value!r}")
         return {str(k): _convert(f"{key}.{k}", item, v) for k, v in value.items()}
+    if origin is typing.Literal:
+        allowed = typing.get_args(hint)
+        if value not in allowed:
+            raise ConfigError(f"{key} must be one of {', '.join(map(str, allowed))}, not {value!r}")
+        return value
     if hint is bool:
         if not isinstance(value, bool):
             raise ConfigError(f"{key} must be true or false, not {value!r}")
@@ -262,12 +274,12 @@ def _build(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
 
 def _set(data: dict[str, Any], item: str) -> None:
     """Apply one ``key=value`` override (dotted key, YAML value) to the raw mapping ``data``."""
-    key, sep, text = item.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise ConfigError(f"--set needs KEY=VALUE (e.g. --set total_steps=100000), not {item!r}")
     try:
-        value = yaml.safe_load(text) if text.strip() else ""
+        key, text = split_assignment(item, "KEY=VALUE (e.g. --set total_steps=100000)")
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    try:
+        value = yaml.safe_load(text) if text else ""
     except yaml.YAMLError:
         value = text
     *parents, last = key.split(".")

@@ -44,13 +44,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.base import Agent, decide
+from agents.policy import CheckpointError, PolicyAgent, PolicyNet, masked_log_softmax, pad_legal, sample
 from agents.registry import make_agent
 from agurk_env import engine, observation
-from agurk_env.aec_env import placement_rewards
+from agurk_env.agent import Agent, dispatch
+from agurk_env.rewards import placement_rewards
 from agurk_env.rules import Rules
+from training.checkpoint import save_checkpoint
 from training.config import Config, PoolConfig, config_to_dict
-from training.model import CheckpointError, PolicyNet, masked_log_softmax, pad_legal, sample, save_checkpoint
 
 # ----------------------------------------------------------------------------- tables
 
@@ -151,6 +152,9 @@ class Pool:
         self.games = np.zeros(n)
         self.device = device
         self.generator = torch.Generator(device=device).manual_seed(seed)
+        snapshots = [PolicyAgent(net, greedy=False, spec="snapshot", generator=self.generator) for net in self.nets]
+        self.players: list[Agent] = [*self.agents, *snapshots]
+        """Every entry as an agent, by entry id (the snapshots sample from the pool's one generator)."""
 
     @property
     def n_agents(self) -> int:
@@ -180,18 +184,6 @@ class Pool:
         solo = np.flatnonzero(kind != 0)
         learner[solo, rng.integers(0, players, solo.size)] = True
         return learner, opponent
-
-    @torch.inference_mode()
-    def act(
-        self, oid: int, rules: Rules, st: engine.State, games: np.ndarray, legal: np.ndarray, obs: Callable[[], Any]
-    ) -> np.ndarray:
-        """Entry ``oid``'s cards in ``games`` (legal masks ``legal``; ``obs()`` gives their observations)."""
-        if oid < self.n_agents:
-            return np.asarray(decide(self.agents[oid], rules, st, games, legal), dtype=np.int64)
-        net = self.nets[oid - self.n_agents]
-        logits, _ = net(torch.from_numpy(obs()).to(self.device))
-        logp = masked_log_softmax(logits, torch.from_numpy(pad_legal(legal, net.actions)).to(self.device))
-        return sample(logp, generator=self.generator).cpu().numpy()
 
     def record(self, oid: np.ndarray, win: np.ndarray) -> None:
         """Count finished matches against entries ``oid`` with the learner's win shares ``win``."""
@@ -258,7 +250,8 @@ def env_step(
     rules, st = t.rules, t.state
     b = st.batch
     rows = np.arange(b)
-    legal = pad_legal(engine.unpack(engine.legal_bits(rules, st), rules.num_actions), net.actions)
+    bits = engine.legal_bits(rules, st)
+    legal = pad_legal(engine.unpack(bits, rules.num_actions), net.actions)
     learns = t.learner[rows, st.cur]
     actions = np.zeros(b, np.int64)
 
@@ -289,14 +282,10 @@ def env_step(
         t.last[mine, seat] = j
         actions[mine] = a_np
 
-    theirs = np.flatnonzero(~learns)
-    if theirs.size:
-        who = t.opponent[theirs]
-        for oid in np.unique(who).tolist():
-            games = theirs[who == oid]
-            actions[games] = pool.act(
-                oid, rules, st, games, legal[games, : rules.num_actions], lambda g=games: obs[row_of[g]]
-            )
+    if not learns.all():
+        owner = np.where(learns, -1, t.opponent)
+        theirs = dispatch(rules, st, bits, pool.players, owner, obs=lambda games: obs[row_of[games]])
+        actions = np.where(learns, actions, theirs)
 
     st = engine.play(rules, st, actions)
     if st.round_over.any():

@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agents.policy import CheckpointError, load_checkpoint
+from training.checkpoint import atomic_copy, atomic_write_text
 from training.config import Config, ConfigError, dump_config, load_config
-from training.model import CheckpointError, file_mode, load_checkpoint
 
 CHECKPOINTS = "checkpoints"
 STABLE_SCALARS = (
@@ -47,32 +45,6 @@ STABLE_SCALARS = (
 """TensorBoard scalar names every run writes (``eval/win_rate/<P>p`` and ``train/win_rate/<opponent>`` too)."""
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and ``os.replace``."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, file_mode())
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _atomic_copy(src: Path, dst: Path) -> None:
-    """Copy ``src`` to ``dst`` through a temporary file and ``os.replace``."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
-    os.close(fd)
-    try:
-        shutil.copyfile(src, tmp)
-        os.chmod(tmp, file_mode())
-        os.replace(tmp, dst)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 class Run:
     """One run folder: writes the config, scalars, checkpoints and evaluations."""
 
@@ -81,7 +53,7 @@ class Run:
         self.cfg = cfg
         try:
             (self.folder / CHECKPOINTS).mkdir(parents=True, exist_ok=True)
-            _atomic_write_text(self.folder / "config.yaml", dump_config(cfg))
+            atomic_write_text(self.folder / "config.yaml", dump_config(cfg))
         except OSError as e:
             raise ConfigError(f"cannot write the run folder {str(self.folder)!r}: {e.strerror or e}") from None
         from torch.utils.tensorboard import SummaryWriter
@@ -153,14 +125,14 @@ class Run:
         }
         self.log({"eval/win_rate": summary["win_rate"], "eval/score": score}, step)
         self.writer.flush()
-        _atomic_write_text(self.folder / "eval.json", json.dumps(summary, indent=2) + "\n")
+        atomic_write_text(self.folder / "eval.json", json.dumps(summary, indent=2) + "\n")
         self.last_eval = summary
         return summary
 
     def promote_if_best(self, score: float, best_score: float) -> bool:
         """Copy ``latest.pt`` to ``best.pt`` when ``score`` beats ``best_score``."""
         if score > best_score or not self.best.exists():
-            _atomic_copy(self.latest, self.best)
+            atomic_copy(self.latest, self.best)
             return True
         return False
 

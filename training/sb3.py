@@ -1,7 +1,7 @@
 """The ``algo: sb3`` route: sb3-contrib's MaskablePPO on :func:`agurk_env.single_agent.sb3_vec_env`.
 
-The same network as the fast trainer (:class:`training.model.PolicyNet`: the shared
-:class:`~training.model.Trunk` as SB3's features extractor, linear policy and value heads,
+The same network as the fast trainer (:class:`agents.policy.PolicyNet`: the shared
+:class:`~agents.policy.Trunk` as SB3's features extractor, linear policy and value heads,
 SB3's orthogonal initialization), the same config keys where they apply, and the same run
 folder: ``checkpoints/latest.pt`` and ``best.pt`` hold the network in the fast trainer's
 format (so ``ppo:PATH`` plays them), plus ``checkpoints/latest.sb3.zip``, the SB3 model
@@ -22,9 +22,12 @@ from typing import Any
 import torch
 from torch import nn
 
+from agents.policy import CheckpointError, PolicyNet, Trunk
+from agents.registry import opponents
 from agurk_env import observation
+from agurk_env.single_agent import sb3_vec_env
+from training.checkpoint import save_checkpoint
 from training.config import Config, config_to_dict
-from training.model import CheckpointError, PolicyNet, Trunk, save_checkpoint
 
 
 def _extractor_class() -> type:
@@ -107,13 +110,13 @@ class Sb3Trainer:
     """The ``algo: sb3`` trainer behind ``agurk train`` (same interface as ``FastTrainer``)."""
 
     def __init__(self, cfg: Config, resume: dict[str, Any] | None = None) -> None:
-        from agurk_env.single_agent import sb3_vec_env
-
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         self.cfg = cfg
         rules = cfg.rule_sets()[0]
-        self.venv = sb3_vec_env(cfg.num_envs, rules=rules, opponents=opponents_of(cfg), episode=cfg.episode)
+        self.venv = sb3_vec_env(
+            cfg.num_envs, rules=rules, opponents=opponents(opponents_of(cfg), rules.players), episode=cfg.episode
+        )
         self.venv.seed(cfg.seed)
         self.best_score = float("-inf")
         self.start_step = 0

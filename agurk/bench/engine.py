@@ -43,13 +43,12 @@ def bench_engine(rules: Any, batch: int = 4096, seconds: float = 5.0, seed: int 
     """
     import numpy as np
 
-    from agents.random_agent import random_legal
     from agurk_env import engine
 
     rng = np.random.default_rng(seed)
     state = engine.init(rules, batch, seed)
     def step(state: engine.State) -> engine.State:
-        actions = random_legal(engine.legal_bits(rules, state), rng)
+        actions = engine.random_legal(engine.legal_bits(rules, state), rng)
         return engine.advance(rules, engine.play(rules, state, actions, donate=True), donate=True)
 
     for _ in range(3):  # warm up: caches, first allocations
@@ -132,29 +131,29 @@ def bench_search(spec: str = "pimc", seconds: float = 3.0, batch: int = 64, seed
     """Decisions per second of a search agent (``pimc`` by default), one game at a time and ``batch`` at once.
 
     The decisions are taken in mid-round positions of standard 4-player games reached by
-    random play, as ``agents.base.decide`` asks them in the environments and tournaments.
+    random play, as :func:`agurk_env.agent.dispatch` asks them in the environments and tournaments.
     """
     import numpy as np
 
-    from agents.base import decide
-    from agents.random_agent import random_legal
     from agents.registry import make_agent
     from agurk_env import engine
+    from agurk_env.agent import decide
     from agurk_env.rules import Rules
 
     rules = Rules.preset("standard")
     rng = np.random.default_rng(seed)
     state = engine.init(rules, batch, seed)
     for _ in range(9):  # into the round: some cards played, some shown voids
-        state = engine.advance(rules, engine.play(rules, state, random_legal(engine.legal_bits(rules, state), rng)))
-    legal = engine.legal_mask(rules, state)
+        actions = engine.random_legal(engine.legal_bits(rules, state), rng)
+        state = engine.advance(rules, engine.play(rules, state, actions))
+    bits = engine.legal_bits(rules, state)
     agent = make_agent(spec, seed, 0)
     result: dict[str, Any] = {"bench": "search", "spec": spec, "batch": batch}
     for label, size in (("single", 1), ("batched", batch)):
         decisions, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
             games = (np.arange(size) + decisions) % batch
-            decide(agent, rules, state, games, legal[games])
+            decide(agent, rules, state, games, bits[games])
             decisions += size
         result[f"{label}_decisions_per_s"] = decisions / (time.perf_counter() - start)
     return result

@@ -19,11 +19,10 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
+from agurk_env.matches import DEFAULT_BATCH
 from agurk_env.rules import OPTION_NAMES, PRESETS, Rules, RulesError, parse_option
 
 PROG = "agurk"
-DEFAULT_BATCH = 1024
-"""``simulate --batch`` default: ``min(--matches, 1024)`` games side by side."""
 
 
 class CliError(Exception):
@@ -428,10 +427,10 @@ class _SkillMonitor:
 def _cmd_skill_report(args: argparse.Namespace) -> int:
     """Measure which variants favour skill: ladder vs field per variant, RS / N* / spread / upsets, report files."""
     try:
+        from agents.policy import CheckpointError
         from skill.budget import BUDGETS
         from skill.report import command_line, skill_report
         from training.config import ConfigError, config_to_dict, load_config
-        from training.model import CheckpointError
     except ImportError as e:  # torch and matplotlib are optional dependencies
         raise CliError(f"skill-report needs the rl extra: pip install 'agurk-rl[rl]' ({e.name} missing)") from None
     budget = BUDGETS[args.budget]
@@ -519,7 +518,7 @@ def _print_skill_report(report: dict[str, Any]) -> None:
 
 def _cmd_bench_engine(args: argparse.Namespace) -> int:
     """Measure card plays per second of the batched engine and of the scalar reference."""
-    from agurk_env import bench
+    from agurk.bench import engine as bench
 
     _positive("--batch", args.batch)
     _positive("--seconds", args.seconds)
@@ -555,7 +554,7 @@ def _cmd_bench_engine(args: argparse.Namespace) -> int:
 def _cmd_bench_search(args: argparse.Namespace) -> int:
     """Decisions per second of a search agent, one game at a time and in a batch."""
     from agents.registry import AgentSpecError, parse_spec
-    from agurk_env import bench
+    from agurk.bench import engine as bench
 
     _positive("--seconds", args.seconds)
     _positive("--batch", args.batch)
@@ -575,7 +574,7 @@ def _cmd_bench_search(args: argparse.Namespace) -> int:
 
 def _cmd_bench_env(args: argparse.Namespace) -> int:
     """AEC turns per second beside PettingZoo's leduc_holdem_v4, and sb3_vec_env learner steps per second."""
-    from agurk_env.env_bench import bench_env
+    from agurk.bench.env import bench_env
 
     _positive("--seconds", args.seconds)
     _positive("--n-envs", args.n_envs)
@@ -606,8 +605,8 @@ def _cmd_bench_env(args: argparse.Namespace) -> int:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     """Train a policy from a YAML config into a run folder (or continue one with --resume)."""
+    from agents.policy import CheckpointError
     from training.config import ConfigError
-    from training.model import CheckpointError
     from training.run import default_out, eval_text, execute, resolve_config, resume_checkpoint
 
     try:
@@ -637,7 +636,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_bench_train(args: argparse.Namespace) -> int:
     """Learner decisions per second: the fast trainer beside the SB3 route, same network, same run."""
-    from training.bench import bench_train
+    from agurk.bench.train import bench_train
 
     _positive("--seconds", args.seconds)
     _positive("--threads", args.threads)
@@ -675,7 +674,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
             raise CliError(f"cannot write --record {args.record!r}: folder {str(parent)!r} does not exist")
 
     from agents.registry import AgentSpecError
-    from agurk_env.play import PlayError, play
+    from agurk.play import PlayError, play
 
     try:
         return play(rules, args.opponents, args.seat, args.seed, args.record)
@@ -687,7 +686,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     """Show a recorded match trick by trick."""
-    from agurk_env.replay import ReplayError, load_record, replay
+    from agurk.replay import ReplayError, load_record, replay
 
     try:
         return replay(load_record(args.file, args.match), show_all=args.all)
@@ -1150,7 +1149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``agurk`` command line; return the exit status."""
     words = list(sys.argv[1:] if argv is None else argv)
     if next((w for w in words if not w.startswith("-")), None) == "bench":
-        from agurk_env import bench
+        from agurk.bench import engine as bench
 
         bench.pin_threads()  # before anything imports NumPy
     parser = build_parser()

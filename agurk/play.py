@@ -16,8 +16,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from agents.registry import make_agent
 from agurk_env import engine
-from agurk_env.aec_env import card_list, raw_env
+from agurk_env.aec_env import raw_env
+from agurk_env.agent import decide
+from agurk_env.render import card_text
 from agurk_env.rules import CARDS, Rules
 
 
@@ -37,11 +40,9 @@ def seat_specs(opponents: str, players: int, seat: int) -> list[str]:
     return [*specs[:seat], "human", *specs[seat:]]
 
 
-def _strengths(rules: Rules, state: engine.State) -> np.ndarray:
+def _strengths(rules: Rules, state: engine.State) -> list[int]:
     """Per-card strength in game 0's current trick (the last trick may rank the ace low)."""
-    sp = engine.spec(rules)
-    last = int(state.trick_no[0]) == rules.hand_size - 1
-    return sp.strength_last if (sp.low_last and last) else sp.strength
+    return engine.card_values(rules, state.take(slice(0, 1)))[0][0].tolist()
 
 
 def sorted_hand(rules: Rules, state: engine.State, seat: int) -> list[tuple[int, int]]:
@@ -51,38 +52,26 @@ def sorted_hand(rules: Rules, state: engine.State, seat: int) -> list[tuple[int,
     return sorted(((c, n) for c, n in enumerate(counts) if n), key=lambda cn: strength[cn[0]])
 
 
-def _card_of_strength(rules: Rules, state: engine.State, s: int) -> str:
-    """The card name of strength ``s`` in the current trick."""
-    strength = _strengths(rules, state)[: rules.num_actions].tolist()
-    return CARDS[strength.index(s)] if s in strength else "?"
-
-
 def legal_reason(rules: Rules, state: engine.State) -> str:
-    """One line: why the player to move in game 0 may play exactly its legal cards (public state only)."""
-    sp = engine.spec(rules)
-    if int(state.npos[0]) == 0:
+    """One line: why the player to move in game 0 may play exactly its legal cards (the engine's reason)."""
+    game = state.take(slice(0, 1))
+    reason = engine.REASONS[int(engine.legal_reason(rules, game)[0])]
+    if reason == "lead":
         return "you lead: any card"
-    cur, t = int(state.cur[0]), int(state.trick_no[0])
-    held = int(state.held[0, cur])
-    led = int(state.tricks[0, t, int(state.leader[0])])
-    if sp.twos and led == engine.TWO and held & engine.BIT[engine.TWO]:
+    if reason == "twos":
         return "a 2 was led and you hold a 2: the twos rule forces it"
-    if sp.ace_lock != "none" and bool(state.locked[0]):
-        how = "led" if sp.ace_lock == "led" else "played"
+    if reason == "locked":
+        how = "led" if rules.ace_lock == "led" else "played"
         return f"an ace was {how}: it locks the trick, so you must play your lowest card"
-    last = t == rules.hand_size - 1
-    not_equal = sp.not_equal_last if last else sp.not_equal
-    target = int(state.prev[0]) if sp.target_previous else int(state.top[0])
-    name = _card_of_strength(rules, state, target)
-    what = f"the previous card ({name})" if sp.target_previous else f"the highest card so far ({name})"
-    equal = "a higher card" if not_equal else "an equal or higher card"
-    at_least = sp.at_least_last if (sp.low_last and last) else sp.at_least
-    beat = held & int(at_least[target + not_equal])
-    if not beat:
+    card, equal_beats = engine.trick_target(rules, game)
+    name = CARDS[int(card[0])] if card[0] >= 0 else "?"
+    what = f"the previous card ({name})" if rules.beat_target == "previous" else f"the highest card so far ({name})"
+    equal = "an equal or higher card" if equal_beats[0] else "a higher card"
+    if reason == "cannot_beat":
         return f"no card of yours beats {what}: you must play your lowest card"
-    if sp.beat_choice == "nearest":
+    if reason == "nearest":
         return f"you can beat {what}: you must beat it with the least card that does ({equal} beats)"
-    if sp.beat_choice == "optional":
+    if reason == "optional":
         return f"you may beat {what} ({equal} beats) or play your lowest card"
     return f"you can beat {what}: you must beat it ({equal} beats)"
 
@@ -120,8 +109,6 @@ class Game:
         console: Console | None = None,
         read: Callable[[str], str] = input,
     ) -> None:
-        from agents.registry import make_agent
-
         self.rules, self.seat, self.seed = rules, seat, seed
         self.specs = seat_specs(opponents, rules.players, seat)
         self.agents = {s: make_agent(spec, seed, s) for s, spec in enumerate(self.specs) if s != seat}
@@ -194,7 +181,7 @@ class Game:
 
     def _legal_names(self, st: engine.State) -> str:
         strength = _strengths(self.rules, st)
-        cards = card_list(self.env.legal_bits()).split()
+        cards = card_text(self.env.legal_bits()).split()
         return " ".join(sorted(cards, key=lambda n: strength[CARDS.index(n)]))
 
     def show_round_end(self, end: engine.State) -> None:
@@ -266,8 +253,8 @@ class Game:
                 if card is None:
                     return False, None
             else:
-                mask = env.action_mask()[None]
-                card = int(engine_decide(self.agents[s], self.rules, st, mask)[0])
+                bits = np.full(1, env.legal_bits())
+                card = int(decide(self.agents[s], self.rules, st, np.zeros(1, np.int64), bits)[0])
             self.say(f"{self._name(s)} plays {CARDS[card]}")
             env.step(card)
             if len(env.round_ends) > ends:
@@ -281,13 +268,6 @@ class Game:
         rec = env.record()
         rec["agents"] = list(self.specs)
         return True, rec
-
-
-def engine_decide(agent: Any, rules: Rules, state: engine.State, legal: np.ndarray) -> np.ndarray:
-    """An agent's action in game 0 of ``state`` (``legal``: its ``(1, A)`` mask)."""
-    from agents.base import decide
-
-    return decide(agent, rules, state, np.zeros(1, np.int64), legal)
 
 
 def play(

@@ -2,7 +2,7 @@
 
 :func:`bench_env` returns a plain dict (JSON-ready) for ``agurk bench env``. Every
 figure is measured in the same process, one after the other, on one core (call
-:func:`agurk_env.bench.pin_threads` before NumPy is imported, as the CLI does).
+:func:`agurk.bench.engine.pin_threads` before NumPy is imported, as the CLI does).
 """
 
 from __future__ import annotations
@@ -109,18 +109,17 @@ def vec_env_steps_per_s(n_envs: int, seconds: float, rules: str = "standard", se
     A learner step is one learner card in one game, with every opponent card up to the
     learner's next turn, the observation, the auto-reset and the infos.
     """
-    from agents.random_agent import random_legal
     from agurk_env import engine
     from agurk_env.single_agent import sb3_vec_env
 
-    venv = sb3_vec_env(n_envs, rules=rules, opponents="random")
+    venv = sb3_vec_env(n_envs, rules=rules)
     venv.seed(seed)
     venv.reset()
     rng = np.random.default_rng(seed)
     steps = episodes = 0
     start = time.perf_counter()
     while True:
-        _obs, _rewards, dones, _infos = venv.step(random_legal(engine.pack(venv.action_masks()), rng))
+        _obs, _rewards, dones, _infos = venv.step(engine.random_legal(engine.pack(venv.action_masks()), rng))
         steps += 1
         episodes += int(dones.sum())
         elapsed = time.perf_counter() - start

@@ -1,4 +1,4 @@
-"""The policy network, the one masking helper, checkpoints, and checkpoints as agents (``ppo:PATH``).
+"""The policy network, the one masking helper, reading checkpoints, and checkpoints as agents (``ppo:PATH``).
 
 :class:`PolicyNet` is a shared MLP trunk with a linear policy head (one logit per card,
 ``2 .. A, X``) and a linear value head, on the fixed-size observation of
@@ -7,15 +7,13 @@
 
 A checkpoint is one ``torch.save`` file (a dict of tensors and plain values, read back
 with ``weights_only=True``): the format tag, the network shape, the weights, and for
-resuming the optimizer, step counters, pool and generator states. :func:`save_checkpoint`
-writes it atomically (a temporary file, then ``os.replace``); :func:`load_checkpoint`
-turns a missing, corrupt or foreign file into a one-line :class:`CheckpointError`.
+resuming the optimizer, step counters, pool and generator states. ``training.checkpoint``
+writes it; :func:`load_checkpoint` turns a missing, corrupt or foreign file into a
+one-line :class:`CheckpointError`.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -107,39 +105,6 @@ def pad_legal(legal: np.ndarray, actions: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- checkpoints
 
 
-def file_mode() -> int:
-    """The mode a new file gets under the current umask (``mkstemp`` would make it private)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def save_checkpoint(path: str | Path, net: PolicyNet, **extra: Any) -> None:
-    """Write ``net`` and ``extra`` (optimizer state, counters, ...) to ``path`` atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "format": FORMAT,
-        "version": VERSION,
-        "obs_size": net.obs_size,
-        "actions": net.actions,
-        "hidden": list(net.hidden),
-        "model": {k: v.detach().cpu() for k, v in net.state_dict().items()},
-        **extra,
-    }
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, file_mode())
-        with os.fdopen(fd, "wb") as f:
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
     """Read a checkpoint written by :func:`save_checkpoint`; raise :class:`CheckpointError` if it is not one."""
     path = Path(path)
@@ -190,12 +155,21 @@ class PolicyAgent:
     sees_all = False
 
     def __init__(
-        self, net: PolicyNet, rng: np.random.Generator | None = None, greedy: bool = True, spec: str = "ppo"
+        self,
+        net: PolicyNet,
+        rng: np.random.Generator | None = None,
+        greedy: bool = True,
+        spec: str = "ppo",
+        generator: torch.Generator | None = None,
     ) -> None:
         self.net = net.eval()
         self.greedy = greedy
         self.spec = spec
-        self._gen = torch.Generator().manual_seed(int((rng or np.random.default_rng(0)).integers(2**62)))
+        self.device = next(net.parameters()).device
+        if generator is None:
+            seed = int((rng or np.random.default_rng(0)).integers(2**62))
+            generator = torch.Generator(device=self.device).manual_seed(seed)
+        self._gen = generator
 
     @classmethod
     def from_path(
@@ -214,15 +188,21 @@ class PolicyAgent:
         return cls(net_from_checkpoint(data, path), rng, greedy, spec=f"ppo:{path}{mode}")
 
     @torch.inference_mode()
-    def act_obs(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
-        """``(k,)`` cards for observations ``(k, SIZE)`` and legal masks ``(k, A)``."""
-        legal = pad_legal(np.asarray(legal, dtype=bool), self.net.actions)
-        logits, _ = self.net(torch.as_tensor(np.asarray(obs, dtype=np.float32)))
-        logp = masked_log_softmax(logits, torch.from_numpy(legal))
-        return sample(logp, self.greedy, self._gen).numpy().astype(np.int64)
+    def act_obs(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray | int:
+        """``(k,)`` cards for observations ``(k, SIZE)`` and legal masks ``(k, A)``.
+
+        One unbatched observation and mask (the PettingZoo environment's) give one ``int``.
+        """
+        obs, legal = np.asarray(obs, dtype=np.float32), np.asarray(legal).astype(bool)
+        if obs.ndim == 1:
+            return int(self.act_obs(obs[None], legal[None])[0])
+        legal = pad_legal(legal, self.net.actions)
+        logits, _ = self.net(torch.as_tensor(obs, device=self.device))
+        logp = masked_log_softmax(logits, torch.from_numpy(legal).to(self.device))
+        return sample(logp, self.greedy, self._gen).cpu().numpy().astype(np.int64)
 
     def act(self, decision: Any) -> np.ndarray:
-        """The policy's card in each game of an :class:`agents.base.Decision`."""
+        """The policy's card in each game of an :class:`agurk_env.agent.Decision`."""
         return self.act_obs(decision.obs, decision.legal)
 
     def __repr__(self) -> str:

@@ -66,7 +66,7 @@ def frames(rec: dict[str, Any]) -> list[str]:
 
 def _frames(rec: dict[str, Any]) -> list[str]:
     rules = Rules.from_dict(rec["rules"])
-    sp = engine.spec(rules)
+    sp = engine.tables(rules)
     p, h = rules.players, rules.hand_size
     specs = rec.get("agents") or [f"player_{s}" for s in range(p)]
     names = [escape(f"P{s} {specs[s]}") for s in range(p)]

@@ -16,9 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.base import Agent, act_seats
 from agurk_env import engine
+from agurk_env.agent import Agent, act_seats
 from agurk_env.rules import Rules
+
+DEFAULT_BATCH = 1024
+"""Games played side by side by default (``agurk simulate``, tournaments): ``min(matches, 1024)``."""
 
 
 @dataclass(frozen=True)
@@ -51,13 +54,12 @@ def play_matches(
         raise ValueError(f"need one agent per seat ({rules.players}), got {len(agents)}")
     if n_matches < 1 or batch < 1:
         raise ValueError(f"n_matches and batch must be >= 1, not {n_matches} and {batch}")
-    actions = engine.spec(rules).actions
     state = engine.init(rules, min(batch, n_matches), seed)
     kept: np.ndarray | None = None
     done = 0
     while True:
         bits = engine.legal_bits(rules, state)
-        after = engine.play(rules, state, act_seats(rules, state, engine.unpack(bits, actions), agents))
+        after = engine.play(rules, state, act_seats(rules, state, bits, agents))
         step = Step(state, bits, after, kept)
         yield step
         done += step.finished(n_matches).size

@@ -1,0 +1,67 @@
+"""Files a run writes, each atomically (a temporary file beside it, then ``os.replace``): checkpoints, text, copies.
+
+The one atomic-write helper of the project: a reader never sees half a file, and an
+interrupted write leaves the previous file in place.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import torch
+
+from agents.policy import FORMAT, VERSION, PolicyNet
+
+
+def file_mode() -> int:
+    """The mode a new file gets under the current umask (``mkstemp`` would make it private)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def atomic_write(path: str | Path, write: Callable[[IO[bytes]], Any]) -> None:
+    """Create ``path`` from ``write(file)`` through a temporary file, flushed to disk, then ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.chmod(tmp, file_mode())
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+
+
+def atomic_copy(src: str | Path, dst: str | Path) -> None:
+    """Copy ``src`` to ``dst`` atomically."""
+    with open(src, "rb") as source:
+        atomic_write(dst, lambda f: shutil.copyfileobj(source, f))
+
+
+def save_checkpoint(path: str | Path, net: PolicyNet, **extra: Any) -> None:
+    """Write ``net`` and ``extra`` (optimizer state, counters, ...) to ``path`` atomically."""
+    payload = {
+        "format": FORMAT,
+        "version": VERSION,
+        "obs_size": net.obs_size,
+        "actions": net.actions,
+        "hidden": list(net.hidden),
+        "model": {k: v.detach().cpu() for k, v in net.state_dict().items()},
+        **extra,
+    }
+    atomic_write(path, lambda f: torch.save(payload, f))
