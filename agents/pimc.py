@@ -13,6 +13,8 @@ cheating upper reference for measuring skill, never a fair opponent.
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import numpy as np
 
 from agurk_env import engine
@@ -36,11 +38,12 @@ def _strongest_table(rules: Rules) -> np.ndarray:
 _STRONGEST: dict[Rules, np.ndarray] = {}
 
 
-ROLLOUTS = ("shed", "random", "mixed")
+Rollout = Literal["shed", "random", "mixed"]
+ROLLOUTS: tuple[str, ...] = get_args(Rollout)
 """Rollout policies: the strongest legal card, a uniformly random one, or shed with 25% random moves."""
 
 
-def rollout_action(rules: Rules, bits: np.ndarray, policy: str, rng: np.random.Generator) -> np.ndarray:
+def rollout_action(rules: Rules, bits: np.ndarray, policy: Rollout, rng: np.random.Generator) -> np.ndarray:
     """The rollout policy's card from each legal card set (see :data:`ROLLOUTS`)."""
     if policy == "random":
         return engine.random_legal(bits, rng)
@@ -102,7 +105,7 @@ def sample_worlds(rules: Rules, public: engine.State, worlds: int, rng: np.rando
 
 
 def evaluate(
-    rules: Rules, worlds: engine.State, legal: np.ndarray, policy: str, rng: np.random.Generator
+    rules: Rules, worlds: engine.State, legal: np.ndarray, policy: Rollout, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Play every legal card in every world and finish the round; ``(world, card, utility)`` per line.
 
@@ -136,7 +139,9 @@ class PIMC:
 
     sees_all = False
 
-    def __init__(self, rng: np.random.Generator, worlds: int = 16, rollout: str = "shed", spec: str = "pimc") -> None:
+    def __init__(
+        self, rng: np.random.Generator, worlds: int = 16, rollout: Rollout = "shed", spec: str = "pimc"
+    ) -> None:
         if worlds < 1:
             raise ValueError(f"worlds must be >= 1, not {worlds}")
         if rollout not in ROLLOUTS:
@@ -164,7 +169,9 @@ class Oracle(PIMC):
 
     sees_all = True
 
-    def __init__(self, rng: np.random.Generator, worlds: int = 1, rollout: str = "shed", spec: str = "oracle") -> None:
+    def __init__(
+        self, rng: np.random.Generator, worlds: int = 1, rollout: Rollout = "shed", spec: str = "oracle"
+    ) -> None:
         super().__init__(rng, worlds, rollout, spec)
 
     def _worlds(self, d: Decision) -> tuple[engine.State, int]:

@@ -125,7 +125,7 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     if data.get("obs_size") != observation.SIZE:
         raise CheckpointError(
             f"checkpoint {str(path)!r} expects observations of size {data.get('obs_size')}, "
-            f"but the observation spec has {observation.SIZE}"
+            f"but the observation has {observation.SIZE}"
         )
     return data
 

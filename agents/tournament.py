@@ -29,7 +29,7 @@ BOOTSTRAP_TAG])``):
   the entries' ratings sum to 0; an entry ``D`` points above another finishes ahead
   of it with probability ``1 / (1 + 10 ** (-D / 400))``.
 
-The matches are played by :func:`agents.matches.play_matches`, the loop behind
+The matches are played by :func:`agurk_env.matches.play_matches`, the loop behind
 :func:`agurk_env.simulate.simulate` (same agents and deals), keeping only these
 per-match numbers, not game records: building records costs about ten times the play.
 """
@@ -96,7 +96,7 @@ def seat_stats(
 ) -> SeatStats:
     """Play matches ``0..n_matches-1`` of ``seed`` with one agent per seat; return their :class:`SeatStats`.
 
-    The matches are played by :func:`agents.matches.play_matches` (the loop behind
+    The matches are played by :func:`agurk_env.matches.play_matches` (the loop behind
     ``simulate``), keeping only these numbers. ``progress(n_done)`` is called as matches end.
     """
     sp = engine.tables(rules)

@@ -126,7 +126,7 @@ def test_progress_display_shows_every_variant_and_the_whole_run() -> None:
 
     from rich.console import Console
 
-    from agurk.cli import _SkillMonitor
+    from agurk.cli.skill_report import _SkillMonitor
 
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, width=100)

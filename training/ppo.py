@@ -482,7 +482,7 @@ class Learner:
         return logs
 
     def state(self) -> dict[str, Any]:
-        """What a checkpoint needs besides the network (see :func:`training.model.save_checkpoint`)."""
+        """What a checkpoint needs besides the network (see :func:`training.checkpoint.save_checkpoint`)."""
         return {
             "optimizer": self.opt.state_dict(),
             "global_step": self.global_step,

@@ -1,0 +1,244 @@
+"""``agurk bench engine|env|search|train``: measure speed beside a reference measured in the same run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from agurk.cli.common import CliError, Formatter, Parser, add_rules_options, positive, resolve_rules, rules_label
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``agurk bench`` and its benchmarks on the subcommands ``sub``."""
+    p = sub.add_parser(
+        "bench",
+        help="measure speed beside a reference: engine, env, search, train",
+        formatter_class=Formatter,
+        description=(
+            "Benchmarks, each beside a reference measured in the same run: engine (vs the scalar\n"
+            "reference), env (vs PettingZoo's leduc_holdem_v4), search (PIMC decisions/s), train\n"
+            "(vs sb3-contrib's MaskablePPO). 'agurk bench BENCH --help' for each."
+        ),
+    )
+    bench_sub = p.add_subparsers(dest="bench", metavar="BENCH", title="benchmarks", parser_class=Parser)
+    p.set_defaults(func=run, bench_parser=p)
+    b = bench_sub.add_parser(
+        "engine",
+        help="card plays per second: batched engine vs scalar reference",
+        formatter_class=Formatter,
+        description=(
+            "Random legal play of whole matches (dealing, tricks, scoring, elimination, restarts)\n"
+            "with the batched engine for about --seconds, then with the scalar Python reference\n"
+            "(agurk_env.reference) for about --reference-seconds, in the same process on one core\n"
+            "(OMP_NUM_THREADS and friends are set to 1 before NumPy is loaded). Prints card plays\n"
+            "per second of both, their ratio, and the bytes of one game's state."
+        ),
+        epilog=(
+            "examples:\n"
+            "  agurk bench engine\n"
+            "  agurk bench engine --batch 16384 --seconds 10\n"
+            "  agurk bench engine --rules danish21 --set players=6 --json"
+        ),
+    )
+    add_rules_options(b)
+    b.add_argument(
+        "--batch", metavar="B", type=int, default=4096, help="games played side by side (> 0; default: 4096)"
+    )
+    b.add_argument(
+        "--seconds", metavar="S", type=float, default=5.0, help="how long to run the engine (> 0; default: 5)"
+    )
+    b.add_argument(
+        "--reference-seconds",
+        metavar="S",
+        type=float,
+        default=None,
+        help="how long to run the scalar reference (> 0; default: min(--seconds, 3))",
+    )
+    b.add_argument(
+        "--seed", metavar="S", type=int, default=0, help="seed of the deals and the random play (default: 0)"
+    )
+    b.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (plays_per_s, reference_plays_per_s, ratio, batch, bytes_per_game, rules, ...)",
+    )
+    b = bench_sub.add_parser(
+        "env",
+        help="environment speed: AEC turns/s beside PettingZoo's leduc_holdem_v4, and sb3_vec_env steps/s",
+        formatter_class=Formatter,
+        description=(
+            "Plays random legal turns through the PettingZoo AEC env (one game) and through PettingZoo's\n"
+            "leduc_holdem_v4 with the same loop, in this process, for about --seconds each, then steps\n"
+            "sb3_vec_env (--n-envs games on the batched engine) with random opponents."
+        ),
+        epilog="examples:\n  agurk bench env\n  agurk bench env --seconds 10 --json",
+    )
+    add_rules_options(b)
+    b.add_argument("--seconds", metavar="S", type=float, default=3.0, help="time per measurement (> 0; default: 3)")
+    b.add_argument("--n-envs", metavar="N", type=int, default=1024, help="sb3_vec_env games (> 0; default: 1024)")
+    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed (default: 0)")
+    b.add_argument("--json", action="store_true", help="print one JSON object with every figure")
+    b = bench_sub.add_parser(
+        "search",
+        help="decisions per second of a search agent (pimc by default)",
+        formatter_class=Formatter,
+        description=(
+            "Asks the agent for decisions in mid-round standard positions for about --seconds,\n"
+            "one game per call (as an environment does) and --batch games per call (as a\n"
+            "tournament does), and prints both rates."
+        ),
+        epilog="examples:\n  agurk bench search\n  agurk bench search --agent pimc:worlds=64 --json",
+    )
+    b.add_argument("--agent", metavar="SPEC", default="pimc", help="agent spec (default: pimc, worlds=16)")
+    b.add_argument("--seconds", metavar="S", type=float, default=3.0, help="time per measurement (> 0; default: 3)")
+    b.add_argument("--batch", metavar="B", type=int, default=64, help="games per batched call (> 0; default: 64)")
+    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed (default: 0)")
+    b.add_argument("--json", action="store_true", help="print one JSON object")
+    b = bench_sub.add_parser(
+        "train",
+        help="learner decisions per second: fast PPO trainer vs SB3 MaskablePPO, same network",
+        formatter_class=Formatter,
+        description=(
+            "Trains for about --seconds each, in this process: the fast trainer (training/ppo.py) in\n"
+            "self-play and against random opponents, then sb3-contrib's MaskablePPO on sb3_vec_env\n"
+            "against random opponents, all with the same network (MLP 362-128-128, linear heads) and\n"
+            "PPO settings (the quickstart's). A decision is one card chosen by the learner, collected and trained on;\n"
+            "the rate is decisions over wall time after one warm-up update."
+        ),
+        epilog="examples:\n  agurk bench train\n  agurk bench train --seconds 30 --json",
+    )
+    b.add_argument("--seconds", metavar="S", type=float, default=20.0, help="time per trainer (> 0; default: 20)")
+    b.add_argument("--threads", metavar="N", type=int, default=1, help="torch threads (> 0; default: 1)")
+    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed (default: 0)")
+    b.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (decisions_per_s, sb3_decisions_per_s, ratio, ...) as the last line",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmark named by ``args.bench``; without one, print the ``bench`` help on stderr (exit 2)."""
+    if args.bench is None:
+        args.bench_parser.print_help(sys.stderr)
+        return 2
+    return _BENCHES[args.bench](args)
+
+
+def _engine(args: argparse.Namespace) -> int:
+    """Measure card plays per second of the batched engine and of the scalar reference."""
+    from agurk.bench import engine as bench
+
+    positive("--batch", args.batch)
+    positive("--seconds", args.seconds)
+    positive("--reference-seconds", args.reference_seconds)
+    rules = resolve_rules(args.rules, args.set)
+    result = bench.engine_vs_reference(
+        rules,
+        batch=args.batch,
+        seconds=args.seconds,
+        reference_seconds=args.reference_seconds,
+        seed=args.seed,
+        preset=rules_label(args.rules, args.set),
+    )
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    eng, ref = result["engine"], result["reference"]
+    print(f"rules      {result['preset']}, {rules.players} players, hand size {rules.hand_size}")
+    print(
+        f"engine     {eng['plays_per_s']:>13,.0f} card plays/s  {eng['matches_per_s']:>10,.0f} matches/s"
+        f"  (batch {eng['batch']}, {eng['seconds']:.1f} s, {eng['bytes_per_game']} bytes per game state)"
+    )
+    print(
+        f"reference  {ref['plays_per_s']:>13,.0f} card plays/s  {ref['matches_per_s']:>10,.0f} matches/s"
+        f"  (scalar Python, {ref['seconds']:.1f} s)"
+    )
+    print(f"ratio      {result['ratio']:>12,.1f}x  (engine / reference, one core each)")
+    if not result["threads_pinned"]:
+        print("note: NumPy was loaded before the thread pools could be pinned to one thread", file=sys.stderr)
+    return 0
+
+
+def _env(args: argparse.Namespace) -> int:
+    """AEC turns per second beside PettingZoo's leduc_holdem_v4, and sb3_vec_env learner steps per second."""
+    from agurk.bench.env import bench_env
+
+    positive("--seconds", args.seconds)
+    positive("--n-envs", args.n_envs)
+    rules = resolve_rules(args.rules, args.set)
+    result = bench_env(seconds=args.seconds, rules=rules, n_envs=args.n_envs, seed=args.seed)
+    if args.json:
+        print(json.dumps(result, default=str))
+        return 0
+
+    def rate(key: str) -> str:
+        value = result.get(key)
+        if value is None:
+            return f"{'n/a':>12} ({result.get(key.replace('_per_s', '_error'))})"
+        return f"{value:>12,.0f}"
+
+    print(f"rules          {rules_label(args.rules, args.set)}, {rules.players} players")
+    print(f"AEC env        {rate('turns_per_s')} turns/s (random legal play, one game)")
+    print(f"leduc_holdem   {rate('leduc_turns_per_s')} turns/s (PettingZoo leduc_holdem_v4, same loop)")
+    if result.get("ratio") is not None:
+        print(f"ratio          {result['ratio']:>12.2f}x  (Agurk AEC / Leduc)")
+    games = result.get("sb3_n_envs")
+    print(f"sb3_vec_env    {rate('sb3_steps_per_s')} learner steps/s ({games} games, random opponents)")
+    return 0
+
+
+def _search(args: argparse.Namespace) -> int:
+    """Decisions per second of a search agent, one game at a time and in a batch."""
+    from agents.registry import AgentSpecError, parse_spec
+    from agurk.bench import engine as bench
+
+    positive("--seconds", args.seconds)
+    positive("--batch", args.batch)
+    try:
+        parse_spec(args.agent)
+    except AgentSpecError as e:
+        raise CliError(str(e)) from None
+    result = bench.bench_search(args.agent, seconds=args.seconds, batch=args.batch, seed=args.seed)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"agent      {args.agent} (standard rules, 4 players, mid-round positions)")
+    print(f"single     {result['single_decisions_per_s']:>10,.1f} decisions/s  (one game per call)")
+    print(f"batched    {result['batched_decisions_per_s']:>10,.1f} decisions/s  ({args.batch} games per call)")
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    """Learner decisions per second: the fast trainer beside the SB3 route, same network, same run."""
+    from agurk.bench.train import bench_train
+
+    positive("--seconds", args.seconds)
+    positive("--threads", args.threads)
+    result = bench_train(seconds=args.seconds, threads=args.threads, seed=args.seed)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"network    {result['network']}, {result['threads']} torch thread(s), standard rules, 4 players")
+    for key, label in (
+        ("decisions_per_s", "fast (self-play)"),
+        ("fast_same_opponents_decisions_per_s", f"fast (vs {result['opponents']})"),
+        ("sb3_decisions_per_s", f"SB3 (vs {result['opponents']})"),
+    ):
+        print(f"{label:<22} {result[key]:>12,.0f} decisions/s")
+    print(f"{'ratio':<22} {result['ratio']:>12.1f}x  fast self-play / SB3")
+    same = result["ratio_same_opponents"]
+    print(f"{'ratio, same opponents':<22} {same:>12.1f}x  fast / SB3, both vs {result['opponents']}")
+    return 0
+
+
+_BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
+    "engine": _engine,
+    "env": _env,
+    "search": _search,
+    "train": _train,
+}
+"""The benchmark behind each ``agurk bench BENCH``."""

@@ -1,0 +1,159 @@
+"""What every ``agurk`` command shares: the one-line-error parser, user errors, rules options, outputs, progress bars.
+
+Nothing here imports NumPy, so ``agurk bench`` can still pin the thread pools after importing the CLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, Any, NoReturn
+
+from agurk_env.rules import OPTION_NAMES, Rules, parse_option, split_assignment
+
+PROG = "agurk"
+
+
+class CliError(Exception):
+    """A user error: reported as one ``agurk: error: ...`` line, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``agurk: error: MESSAGE (see 'PROG --help')`` and exit 2."""
+        one_line = " ".join(message.split())
+        self.exit(2, f"{PROG}: error: {one_line} (see '{self.prog} --help')\n")
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Keep the hand-wrapped descriptions and examples; a little wider help column."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32)
+
+
+# ----------------------------------------------------------------------------- checks and rules
+
+
+def positive(name: str, value: int | float | None) -> None:
+    """Raise :class:`CliError` when the option ``name`` was given a value <= 0."""
+    if value is not None and value <= 0:
+        raise CliError(f"{name} must be > 0, not {value}")
+
+
+def resolve_rules(preset: str | None, sets: Sequence[str] | None) -> Rules:
+    """Resolve the preset (``standard`` when None) with every ``--set OPTION=VALUE`` on top."""
+    overrides: dict[str, Any] = {}
+    for item in sets or ():
+        try:
+            name, text = split_assignment(item, "OPTION=VALUE")
+        except ValueError as e:
+            raise CliError(f"{e}; options are: {', '.join(OPTION_NAMES)}") from None
+        overrides[name] = parse_option(name, text)
+    return Rules.preset(preset or "standard", **overrides)
+
+
+def rules_label(preset: str | None, sets: Sequence[str] | None) -> str:
+    """Label rules for summaries: ``standard`` or ``danish21 + players=6 + limit=31``."""
+    return " + ".join([preset or "standard", *(s.strip() for s in sets or ())])
+
+
+RULES_HELP = "rule preset to start from (default: standard); 'agurk rules' lists them"
+"""Help of ``--rules``."""
+
+SET_HELP = (
+    "override one rule option on top of the preset; repeat for more "
+    "(e.g. --set players=6 --set limit=21). Options: " + ", ".join(OPTION_NAMES)
+)
+"""Help of ``--set OPTION=VALUE``."""
+
+
+def add_rules_options(p: argparse.ArgumentParser, positional: bool = False) -> None:
+    """Add ``--rules PRESET`` (unless the command takes the preset as a positional) and ``--set OPTION=VALUE``."""
+    if not positional:
+        p.add_argument("--rules", metavar="PRESET", default="standard", help=RULES_HELP)
+    p.add_argument("--set", metavar="OPTION=VALUE", action="append", default=[], help=SET_HELP)
+
+
+# ----------------------------------------------------------------------------- outputs
+
+
+def json_default(value: Any) -> Any:
+    """Serialize NumPy scalars and arrays that may reach a record."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def open_out(path_text: str) -> tuple[IO[str], Path | None]:
+    """Open ``--out`` for writing (creating its parent folders); ``-`` is stdout."""
+    if path_text == "-":
+        return sys.stdout, None
+    path = Path(path_text)
+    try:
+        if path.parent != Path():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return path.open("w", encoding="utf-8", newline="\n"), path
+    except OSError as e:
+        raise CliError(f"cannot write --out {path_text!r}: {e.strerror or e}") from None
+
+
+def stderr_console() -> Any:
+    """A rich console on stderr."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def stdout_console() -> Any:
+    """A rich console on stdout."""
+    from rich.console import Console
+
+    return Console()
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+def start_bar(console: Any, *count: Any) -> Any:
+    """A started, transient rich progress display: description, bar, the ``count`` columns, elapsed time, eta."""
+    from rich.progress import BarColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+    bar = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        *count,
+        TimeElapsedColumn(),
+        "eta",
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+    bar.start()
+    return bar
+
+
+class MatchProgress:
+    """A transient rich progress bar over ``total`` matches; yields the ``progress(n_done)`` callback."""
+
+    def __init__(self, console: Any, total: int, enabled: bool) -> None:
+        self.console, self.total, self.enabled = console, total, enabled
+        self._bar: Any = None
+
+    def __enter__(self) -> Callable[[int], None] | None:
+        if not self.enabled:
+            return None
+        from rich.progress import MofNCompleteColumn
+
+        self._bar = start_bar(self.console, MofNCompleteColumn(), "matches")
+        task = self._bar.add_task("simulating", total=self.total)
+        bar = self._bar
+        return lambda n_done: bar.update(task, completed=n_done)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()

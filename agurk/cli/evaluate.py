@@ -1,0 +1,201 @@
+"""``agurk evaluate``: a duplicate-deal tournament with per-entry statistics and ratings."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from agurk.cli.common import (
+    PROG,
+    CliError,
+    Formatter,
+    MatchProgress,
+    add_rules_options,
+    positive,
+    resolve_rules,
+    rules_label,
+    stderr_console,
+    stdout_console,
+)
+
+DEFAULT_EVAL_BATCH = 4096
+"""``evaluate --batch`` default: matches played side by side in each rotation."""
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``agurk evaluate`` on the subcommands ``sub``."""
+    p = sub.add_parser(
+        "evaluate",
+        help="duplicate-deal tournament: win rates, penalties, last tricks and ratings with 95%% CIs",
+        formatter_class=Formatter,
+        description=(
+            "Play a tournament between the entries of --agents (one spec per seat; the same spec\n"
+            "may appear several times, entries are told apart by position). Duplicate deals: each\n"
+            "of the --matches deals (match m of --seed) is played once per rotation, rotation r\n"
+            "putting entry i in seat (i + r) % players, so every entry gets every seat's cards;\n"
+            "players x --matches matches are played in all.\n"
+            "\n"
+            "Per entry: match win rate (a win shared by k counts 1/k), mean penalty per round\n"
+            "played, rate of taking the last trick, each with a 95% bootstrap CI over deals, and a\n"
+            "Plackett-Luce rating from the finishing orders (Elo scale, entries' mean 0) with a\n"
+            "bootstrap CI. The same command line always gives the same numbers. docs/evaluate.md\n"
+            "explains the statistics."
+        ),
+        epilog=(
+            "examples:\n"
+            "  agurk evaluate --agents guard,random,random,random --matches 1000 --seed 0\n"
+            "  agurk evaluate --agents shed,guard,counter,ducker --matches 10000 --seed 0 --json runs/h.json\n"
+            "  agurk evaluate --rules every_trick --set players=3 --agents ducker,guard,random --matches 500"
+        ),
+    )
+    add_rules_options(p)
+    p.add_argument(
+        "--agents",
+        metavar="SPEC,SPEC,...",
+        required=True,
+        help="the entries: exactly one agent spec per seat ('agurk agents' lists the specs)",
+    )
+    p.add_argument(
+        "--matches", metavar="N", type=int, required=True, help="number of deals (> 0); each is played once per seat"
+    )
+    p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals and agents (>= 0; default: 0)")
+    p.add_argument(
+        "--json",
+        metavar="FILE",
+        default=None,
+        help="also write the results as one JSON object (rules, seed, matches, entries, ...); '-' prints it to "
+        "stdout and the table to stderr",
+    )
+    p.add_argument(
+        "--batch",
+        metavar="B",
+        type=int,
+        default=DEFAULT_EVAL_BATCH,
+        help=f"matches played side by side (> 0; default: {DEFAULT_EVAL_BATCH}; lower it for search agents "
+        "if memory is short). Random agents' choices depend on it: keep it fixed to reproduce a result",
+    )
+    p.add_argument(
+        "--bootstrap", metavar="R", type=int, default=1000, help="bootstrap resamples for the CIs (> 0; default: 1000)"
+    )
+    p.add_argument(
+        "--workers",
+        metavar="W",
+        type=int,
+        default=None,
+        help="processes that play the rotations side by side (> 0; default: the CPU count, at most 4); runs of "
+        "fewer than 4000 matches use one. The numbers do not depend on it",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, and no table when --json is given")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play a duplicate-deal tournament and print (and with ``--json`` write) per-entry statistics."""
+    positive("--matches", args.matches)
+    positive("--batch", args.batch)
+    positive("--bootstrap", args.bootstrap)
+    if args.workers is None:
+        args.workers = max(1, min(os.cpu_count() or 1, 4))
+    positive("--workers", args.workers)
+    if args.seed < 0:
+        raise CliError(f"--seed must be >= 0, not {args.seed}")
+    rules = resolve_rules(args.rules, args.set)
+
+    from agents.registry import AgentSpecError, make_agents
+    from agents.tournament import parse_entries, tournament
+
+    try:
+        specs = parse_entries(args.agents, rules.players)
+        make_agents(",".join(specs), rules.players, args.seed)  # check every spec before playing
+    except (AgentSpecError, ValueError) as e:
+        raise CliError(str(e)) from None
+    out: IO[str] | None = None
+    if args.json is not None and args.json != "-":
+        path = Path(args.json)
+        try:
+            if path.parent != Path():
+                path.parent.mkdir(parents=True, exist_ok=True)
+            out = path.open("w", encoding="utf-8", newline="\n")
+        except OSError as e:
+            raise CliError(f"cannot write --json {args.json!r}: {e.strerror or e}") from None
+    console = stderr_console()
+    start = time.perf_counter()
+    try:
+        with MatchProgress(console, args.matches * rules.players, not args.quiet and console.is_terminal) as progress:
+            result = tournament(
+                rules,
+                specs,
+                args.matches,
+                args.seed,
+                batch=args.batch,
+                resamples=args.bootstrap,
+                progress=progress,
+                workers=args.workers,
+            )
+    except KeyboardInterrupt:
+        if out is not None:
+            out.close()
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    seconds = time.perf_counter() - start
+    data = result.to_dict()
+    data["seconds"] = round(seconds, 3)
+    if out is not None:
+        with out:
+            json.dump(data, out, indent=2)
+            out.write("\n")
+    elif args.json == "-":
+        print(json.dumps(data, indent=2))
+    if not args.quiet or args.json is None:
+        _print_evaluation(result, rules_label(args.rules, args.set), seconds, args.json == "-")
+    return 0
+
+
+def _print_evaluation(result: Any, label: str, seconds: float, to_stderr: bool) -> None:
+    """The per-entry table: win rate, penalty per round, last-trick rate and rating with their 95% CIs."""
+    from rich.table import Table
+    from rich.text import Text
+
+    def num(value: float, fmt: str) -> str:
+        text = format(value, fmt)
+        return format(0.0, fmt) if float(text) == 0 else text  # no "-0"
+
+    def ci(value: float, low_high: tuple[float, float], fmt: str) -> Text:
+        interval = f"[{num(low_high[0], fmt)}, {num(low_high[1], fmt)}]"
+        return Text.assemble(f"{num(value, fmt)} ", (interval, "dim"))
+
+    p = result.rules.players
+    table = Table(
+        title=f"evaluate: {label}, {p} players, seed {result.seed}",
+        title_justify="left",
+        caption=Text(
+            f"{result.deals} deals x {p} seatings = {result.deals * p} matches in {seconds:.1f} s; "
+            f"[95% bootstrap CI over deals, {result.resamples} resamples]; rating: Plackett-Luce "
+            "on finishing orders, Elo scale (400 * log10 strength), entries' mean 0"
+        ),
+        caption_justify="left",
+    )
+    table.add_column("#", justify="right")
+    table.add_column("agent", style="bold")
+    table.add_column("win rate", justify="right")
+    table.add_column("penalty / round", justify="right")
+    table.add_column("last trick", justify="right")
+    table.add_column("rating", justify="right")
+    for i, e in enumerate(result.entries):
+        table.add_row(
+            str(i),
+            e.spec,
+            ci(e.win_rate, e.win_rate_ci, ".3f"),
+            ci(e.mean_penalty, e.mean_penalty_ci, ".2f"),
+            ci(e.last_trick_rate, e.last_trick_rate_ci, ".3f"),
+            ci(e.rating, e.rating_ci, "+.0f"),
+        )
+    console = stderr_console() if to_stderr else stdout_console()
+    if not console.is_terminal:
+        console.width = max(console.width, 132)  # a file or pipe: one line per entry
+    console.print(table)

@@ -1,0 +1,56 @@
+"""``agurk play``: play one seat of a match against agents in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from agurk.cli.common import CliError, Formatter, add_rules_options, resolve_rules
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``agurk play`` on the subcommands ``sub``."""
+    p = sub.add_parser(
+        "play",
+        help="play one seat of a match against agents in the terminal",
+        formatter_class=Formatter,
+        description=(
+            "Play a whole match in one seat against agents. Each turn shows the scores, the trick\n"
+            "so far, your hand by strength, and the legal cards with the reason. Type a card name\n"
+            "(10, K, a) or #number from your hand; q quits."
+        ),
+        epilog="examples:\n  agurk play\n  agurk play --rules danish21 --set players=3 --opponents guard --seed 7",
+    )
+    add_rules_options(p)
+    p.add_argument(
+        "--opponents",
+        metavar="SPEC[,SPEC...]",
+        default="random",
+        help="the agents: one spec for every other seat, or one per other seat in seat order (default: random)",
+    )
+    p.add_argument("--seat", metavar="N", type=int, default=0, help="your seat (default: 0, the first dealer)")
+    p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals and agents (>= 0; default: 0)")
+    p.add_argument("--record", metavar="FILE", default=None, help="write the match record (one JSON line) at the end")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play one seat of a match against agents in the terminal."""
+    if args.seed < 0:
+        raise CliError(f"--seed must be >= 0, not {args.seed}")
+    rules = resolve_rules(args.rules, args.set)
+    if args.record is not None:
+        parent = Path(args.record).parent
+        if not parent.is_dir():
+            raise CliError(f"cannot write --record {args.record!r}: folder {str(parent)!r} does not exist")
+
+    from agents.registry import AgentSpecError
+    from agurk.play import PlayError, play
+
+    try:
+        return play(rules, args.opponents, args.seat, args.seed, args.record)
+    except (AgentSpecError, PlayError) as e:
+        raise CliError(str(e)) from None
+    except OSError as e:
+        raise CliError(f"cannot write --record {args.record!r}: {e.strerror or e}") from None

@@ -1,0 +1,82 @@
+"""``agurk rules``: list the rule presets, or show one preset's resolved options."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from agurk.cli.common import Formatter, add_rules_options, resolve_rules, rules_label, stdout_console
+from agurk_env.rules import PRESETS, Rules
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``agurk rules`` on the subcommands ``sub``."""
+    p = sub.add_parser(
+        "rules",
+        help="list the rule presets, or show one preset's resolved options",
+        formatter_class=Formatter,
+        description=(
+            "Without PRESET: a table of the presets and the options in which each differs from\n"
+            "the defaults. With PRESET and/or --set: every option of the resolved rules, as\n"
+            "'agurk simulate --rules PRESET --set ...' would play them."
+        ),
+        epilog="examples:\n  agurk rules\n  agurk rules every_trick\n  agurk rules danish21 --set players=6 --json",
+    )
+    p.add_argument("preset", metavar="PRESET", nargs="?", default=None, help="preset to resolve (default: none)")
+    add_rules_options(p, positional=True)
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def _fmt_value(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Show the presets, or one preset's resolved options."""
+    if args.preset is None and not args.set:
+        return _show_presets(args.json)
+    rules = resolve_rules(args.preset, args.set)
+    defaults = Rules().to_dict()
+    resolved = rules.to_dict()
+    if args.json:
+        print(json.dumps(resolved))
+        return 0
+    from rich.table import Table
+
+    table = Table(title=f"rules: {rules_label(args.preset, args.set)}", title_justify="left")
+    table.add_column("option", style="bold")
+    table.add_column("value")
+    table.add_column("default", style="dim")
+    for name, value in resolved.items():
+        text = _fmt_value(value)
+        if value != defaults[name]:
+            text = f"[yellow]{text} *[/]"
+        table.add_row(name, text, _fmt_value(defaults[name]))
+    console = stdout_console()
+    console.print(table)
+    console.print("* differs from the defaults; docs/RULES.md explains every option.", highlight=False)
+    return 0
+
+
+def _show_presets(as_json: bool) -> int:
+    defaults = Rules().to_dict()
+    if as_json:
+        print(json.dumps({"defaults": defaults, "presets": PRESETS}))
+        return 0
+    from rich.table import Table
+
+    table = Table(title="Agurk rule presets", title_justify="left")
+    table.add_column("preset", style="bold", no_wrap=True)
+    table.add_column("options that differ from the defaults")
+    for name, diff in PRESETS.items():
+        table.add_row(name, ", ".join(f"{k}={_fmt_value(v)}" for k, v in diff.items()) or "(none: the defaults)")
+    console = stdout_console()
+    console.print(table)
+    console.print(
+        "defaults: " + ", ".join(f"{k}={_fmt_value(v)}" for k, v in defaults.items()),
+        highlight=False,
+    )
+    console.print("Show one preset resolved: agurk rules PRESET [--set OPTION=VALUE ...]", highlight=False)
+    return 0

@@ -1,0 +1,141 @@
+"""``agurk simulate``: play matches and write their game records as JSON Lines."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from agurk.cli.common import (
+    PROG,
+    CliError,
+    Formatter,
+    MatchProgress,
+    add_rules_options,
+    json_default,
+    open_out,
+    positive,
+    resolve_rules,
+    rules_label,
+    stderr_console,
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``agurk simulate`` on the subcommands ``sub``."""
+    from agents.registry import AGENTS
+    from agurk_env.matches import DEFAULT_BATCH
+
+    p = sub.add_parser(
+        "simulate",
+        help="play matches and write their game records as JSON Lines",
+        formatter_class=Formatter,
+        description=(
+            "Play N whole matches with the batched engine and write one game record per line\n"
+            "(the RULES.md 'Game records' format, plus the match number) to --out, in match order.\n"
+            "\n"
+            "Seeds: match m of seed S is dealt the same cards whatever --batch is; seat s's agent\n"
+            "draws its randomness from numpy.random.default_rng([S, s]). The same command line\n"
+            "always writes the same file."
+        ),
+        epilog=(
+            "examples:\n"
+            "  agurk simulate --rules standard --agents random --matches 1000 --seed 0 --out runs/sim.jsonl\n"
+            "  agurk simulate --rules danish21 --set players=6 --agents random --matches 100 --seed 1 --out d6.jsonl\n"
+            "  agurk simulate --rules lives --set players=3 --agents random,random,random --matches 10 --out -"
+        ),
+    )
+    add_rules_options(p)
+    p.add_argument(
+        "--agents",
+        metavar="SPEC[,SPEC...]",
+        default="random",
+        help=(
+            "who plays: one agent spec for every seat, or a comma-separated spec per seat "
+            "(exactly 'players' of them; seat 0 deals the first round). Default: random. Known specs: "
+            + "; ".join(f"{kind.usage} ({kind.help})" for kind in AGENTS.values())
+        ),
+    )
+    p.add_argument("--matches", metavar="N", type=int, required=True, help="number of matches to play (> 0)")
+    p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals and agents (>= 0; default: 0)")
+    p.add_argument(
+        "--out",
+        metavar="FILE.jsonl",
+        required=True,
+        help="output file, overwritten; its folder is created if missing; '-' writes to stdout",
+    )
+    p.add_argument(
+        "--batch",
+        metavar="B",
+        type=int,
+        default=None,
+        help=f"matches played side by side by the engine (> 0; default: min(N, {DEFAULT_BATCH})). The deals "
+        "never depend on it, but random agents' choices do: keep it fixed to reproduce a file",
+    )
+    p.add_argument(
+        "--with-legal",
+        action="store_true",
+        help="add to every trick a 'legal' list: the legal cards of each play (larger files, for replay checks)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play ``--matches`` matches and write their records, one JSON object per line."""
+    from agurk_env.matches import DEFAULT_BATCH
+
+    positive("--matches", args.matches)
+    if args.batch is None:
+        args.batch = min(args.matches, DEFAULT_BATCH)
+    positive("--batch", args.batch)
+    if args.seed < 0:
+        raise CliError(f"--seed must be >= 0, not {args.seed}")
+    rules = resolve_rules(args.rules, args.set)
+
+    from agents.registry import AgentSpecError, make_agents
+
+    try:
+        agents = make_agents(args.agents, rules.players, args.seed)
+    except AgentSpecError as e:
+        raise CliError(str(e)) from None
+
+    from agurk_env.simulate import simulate
+
+    out, path = open_out(args.out)
+    where = str(path) if path is not None else "stdout"
+    console = stderr_console()
+    show_progress = not args.quiet and console.is_terminal
+    matches = rounds = plays = 0
+    start = time.perf_counter()
+    try:
+        with MatchProgress(console, args.matches, show_progress) as progress:
+            records: Iterator[dict[str, Any]] = simulate(
+                rules, agents, args.matches, args.seed, batch=args.batch, with_legal=args.with_legal, progress=progress
+            )
+            for record in records:
+                out.write(json.dumps(record, separators=(",", ":"), default=json_default))
+                out.write("\n")
+                matches += 1
+                rounds += len(record["rounds"])
+                plays += sum(len(trick["plays"]) for rnd in record["rounds"] for trick in rnd["tricks"])
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted after {matches} matches written to {where}", file=sys.stderr)
+        return 130
+    finally:
+        if path is not None:
+            out.close()
+        else:
+            out.flush()
+    seconds = time.perf_counter() - start
+    if not args.quiet:
+        summary = (
+            f"{matches} matches, {rounds} rounds, {plays} card plays in {seconds:.2f} s "
+            f"({matches / max(seconds, 1e-9):,.1f} matches/s; {rules_label(args.rules, args.set)}, "
+            f"{rules.players} players, seed {args.seed}) -> {where}"
+        )
+        print(summary, file=sys.stdout if path is not None else sys.stderr)
+    return 0
