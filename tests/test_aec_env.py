@@ -385,6 +385,16 @@ def test_bench_env_reports_every_figure() -> None:
     from agurk.bench.env import bench_env
 
     result = bench_env(0.3, n_envs=64)
-    for key in ("turns_per_s", "leduc_turns_per_s", "ratio", "sb3_steps_per_s"):
+    for key in ("turns_per_s", "leduc_turns_per_s", "ratio", "sb3_steps_per_s", "floor_turns_per_s"):
         assert result[key] > 0, key
-    assert result["ratio"] == pytest.approx(result["turns_per_s"] / result["leduc_turns_per_s"])
+    agurk, leduc, sb3 = result["agurk"], result["leduc"], result["sb3"]
+    for measured in (agurk, leduc, sb3):
+        assert measured["seconds"] >= 0.3 and measured["episodes"] > 0
+    # round episodes of a 4-seat match: 7 cards for each seat still in (2..4), dead steps not counted
+    assert agurk["turns"] % 7 == 0 and 14 * agurk["episodes"] <= agurk["turns"] <= 28 * agurk["episodes"]
+    assert leduc["turns"] >= leduc["episodes"]  # a hand of Leduc takes at least one action
+    # sb3_vec_env: every game is stepped in lockstep and each learner plays 7 cards per round episode
+    assert sb3["n_envs"] == result["sb3_n_envs"] == 64 and sb3["steps"] % 64 == 0
+    assert sb3["episodes"] == 64 * (sb3["steps"] // 64 // 7)
+    # a do-nothing env through the same wrapper and loop is faster than the real game
+    assert result["floor_turns_per_s"] > result["turns_per_s"]

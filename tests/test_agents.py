@@ -110,12 +110,22 @@ def test_cards_played_counts_the_rounds_plays() -> None:
     assert (engine.cards_played(rules, state) == by_seat.sum(1)).all()
 
 
-def test_oracle_reads_the_truth_and_beats_nothing_illegal() -> None:
+def test_oracle_reads_the_truth() -> None:
+    """Same public facts, other hidden hands: the oracle (deterministic with the shed rollout) changes its cards."""
     rules = Rules.preset("standard")
-    state = _midround_states(rules, 32, 5)
+    state = _midround_states(rules, 64, 1)  # one card into the round: hands still the same size
+    state = state._replace(void=np.zeros_like(state.void))
+    other = _swap_hidden(rules, state)
     legal = engine.legal_bits(rules, state)
-    actions = decide(Oracle(np.random.default_rng(0), worlds=2), rules, state, np.arange(32), legal)
-    assert ((legal >> actions) & 1 == 1).all()
+    assert (legal == engine.legal_bits(rules, other)).all()
+    games = np.arange(64)
+
+    def oracle_cards(st: engine.State) -> np.ndarray:  # decide() raises on an illegal card
+        return decide(Oracle(np.random.default_rng(0), worlds=2), rules, st, games, legal)
+
+    truth = oracle_cards(state)
+    assert (oracle_cards(state) == truth).all()
+    assert (oracle_cards(other) != truth).any()
 
 
 def test_bench_search_reports_both_rates(capsys: pytest.CaptureFixture[str]) -> None:

@@ -115,7 +115,8 @@ def run_checked(rules: Rules, batch: int, seed: int, policy_seed: int, check_pur
         # The player to move: a non-empty legal set, all of it in its hand.
         bits = engine.legal_bits(rules, state)
         mask = engine.legal_mask(rules, state)
-        assert np.array_equal(engine.unpack(bits, a), mask)
+        assert np.array_equal(state.held, engine.pack(state.hands > 0)), "held is out of step with the hands"
+        assert not (bits & ~state.held[ar, state.cur]).any(), "a legal card that is not held"
         assert state.alive[ar, state.cur].all(), "a seat that is out is to move"
         assert mask.any(1).all(), "no legal card"
         assert not (mask & ~(state.hands[ar, state.cur] > 0)).any(), "a legal card that is not in the hand"

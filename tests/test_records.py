@@ -220,7 +220,7 @@ def test_simulate_order_progress_and_batches() -> None:
 
 def test_simulate_calls_each_agent_once_per_step() -> None:
     class Counting(LowestIndex):
-        def __init__(self, parity: int) -> None:
+        def __init__(self, parity: int | None) -> None:
             self.parity = parity
             self.calls = 0
             self.games = 0
@@ -230,17 +230,31 @@ def test_simulate_calls_each_agent_once_per_step() -> None:
             self.calls += 1
             self.games += legal.shape[0]
             assert legal.dtype == bool and legal.shape[1] == 13 and legal.any(1).all()
-            assert len(decision) == legal.shape[0] and (decision.public.cur % 2 == self.parity).all()
+            assert len(decision) == legal.shape[0]
+            if self.parity is not None:
+                assert (decision.public.cur % 2 == self.parity).all()
             return super().act(decision)
 
     rules = Rules.preset("standard", players=4)
+
+    def plays_of(record: dict) -> int:
+        return sum(len(t["plays"]) for rnd in record["rounds"] for t in rnd["tricks"])
+
+    # One object in every seat: asked exactly once per step. The 6 matches start together, and the
+    # run stops with the step in which the longest one ends, so there are as many steps as it has plays.
+    mono = Counting(None)
+    records = list(simulate(rules, [mono] * 4, 6, seed=2, batch=6))
+    steps = max(plays_of(r) for r in records)
+    assert mono.calls == steps
+    # slots whose match ended play on (matches 6, 7, ...) until the batch is cut: more games than plays
+    assert sum(plays_of(r) for r in records) <= mono.games <= steps * 6
+
+    # Two objects in alternate seats: each asked at most once per step, at least one of them every step.
     a, b = Counting(0), Counting(1)
     records = list(simulate(rules, [a, b, a, b], 6, seed=2, batch=6))
-    assert len(records) == 6
-    plays = sum(len(t["plays"]) for r in records for rnd in r["rounds"] for t in rnd["tricks"])
-    assert a.calls + b.calls >= max(a.calls, b.calls) > 0
-    assert a.games + b.games >= plays  # matches past n_matches (none here) would add more
-    assert a.calls <= a.games
+    assert len(records) == 6 and max(plays_of(r) for r in records) == steps  # the same deals and cards
+    assert max(a.calls, b.calls) <= steps <= a.calls + b.calls
+    assert a.games + b.games == mono.games  # the same games asked in all: the cards do not depend on the seating
 
 
 def test_simulate_refuses_bad_agents() -> None:

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from oracles import expected_observation, reference_at
 
 from agents.registry import opponents
 from agurk_env import engine, observation, sb3_vec_env, single_agent_env
@@ -52,7 +53,7 @@ def test_vec_env_invariants(preset: str, options: dict) -> None:
     rng = np.random.default_rng(0)
     start_score = obs[:, _score_slot()].copy()
     done_count = 0
-    for _ in range(120):
+    for step in range(120):
         games = venv.games
         st = games.state
         assert (st.cur == games.seat).all() and not st.round_over.any()
@@ -60,7 +61,10 @@ def test_vec_env_invariants(preset: str, options: dict) -> None:
         assert masks.shape == (n, rules.num_actions) and masks.any(1).all()
         assert np.array_equal(masks, engine.legal_mask(rules, st))
         assert np.array_equal(np.stack(venv.env_method("action_masks")), masks)
-        assert np.array_equal(obs, observation.observe(rules, st, games.seat))
+        assert obs.shape == (n, observation.SIZE)
+        for g in range(step % 8, n, 8):  # each learner's observation, rebuilt slice by slice from the state
+            assert np.array_equal(obs[g], expected_observation(rules, st, g, int(games.seat[g]))), (step, g)
+            assert np.flatnonzero(masks[g]).tolist() == reference_at(rules, st, g).legal(), (step, g)
         assert venv.observation_space.contains(obs[0])
         obs, rewards, dones, infos = venv.step(_random_actions(venv, rng))
         assert obs.dtype == np.float32 and rewards.dtype == np.float32 and dones.dtype == bool

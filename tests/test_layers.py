@@ -1,0 +1,311 @@
+"""The layering of the packages: each may import only itself and the layers below it.
+
+agurk_env (the game) < agents < training < skill < agurk (the application). Every ``.py``
+module of the five packages is parsed with ``ast`` and every import in it is checked, wherever
+it stands (module level, inside functions, classes, ``try`` or ``if TYPE_CHECKING`` blocks):
+``import x``, ``from x import y``, relative imports (resolved against the module's package) and
+``importlib.import_module(...)`` / ``__import__(...)`` calls whose module name is a string
+constant (or a module-level string, or a module-level dict / list / tuple of strings indexed).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS: tuple[tuple[str, ...], ...] = (("agurk_env",), ("agents",), ("training",), ("skill",), ("agurk",))
+"""Bottom to top; packages in one tuple share a rank (and may not import each other)."""
+RANK = {package: rank for rank, packages in enumerate(LAYERS) for package in packages}
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One import that goes up the layers (or sideways to another package of the same rank)."""
+
+    path: str
+    line: int
+    importer: str
+    imported: str
+    sideways: bool = False
+
+    def __str__(self) -> str:
+        a, b = self.importer.split(".")[0], self.imported.split(".")[0]
+        way = "sideways" if self.sideways else "upward"
+        return f"{self.path}:{self.line}: {self.importer} imports {self.imported} ({way}: {a} -> {b})"
+
+
+def module_name(path: Path, root: Path) -> str:
+    """``agurk/cli/__init__.py`` -> ``agurk.cli``; ``agurk/play.py`` -> ``agurk.play``."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _package_of(module: str, is_package: bool) -> str:
+    """The package a relative import in ``module`` is resolved against."""
+    return module if is_package else module.rpartition(".")[0]
+
+
+def _resolve(name: str, level: int, package: str) -> str:
+    """``from {'.' * level}{name} import ...`` inside ``package``, as an absolute module name."""
+    if level == 0:
+        return name
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts) - 1:
+        raise ValueError(f"relative import beyond the top-level package: {'.' * level}{name} in {package}")
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join([*base, name] if name else base)
+
+
+def _module_constants(tree: ast.Module) -> dict[str, list[str]]:
+    """Module-level names bound to a string, or to a dict / list / tuple / set literal: their string constants."""
+    found: dict[str, list[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            strings = [value.value]
+        elif isinstance(value, ast.Dict):
+            strings = [v.value for v in value.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+        elif isinstance(value, ast.List | ast.Tuple | ast.Set):
+            strings = [v.value for v in value.elts if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name):
+                found[target.id] = strings
+    return found
+
+
+def _call_names(node: ast.expr, constants: dict[str, list[str]]) -> list[str]:
+    """The module names an ``import_module`` / ``__import__`` argument can take (empty when unknown)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Name) and node.id in constants and len(constants[node.id]) == 1:
+        return constants[node.id]
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        return constants.get(node.value.id, [])
+    return []
+
+
+def _is_dynamic_import(func: ast.expr) -> str | None:
+    """``"import_module"`` or ``"__import__"`` when ``func`` names one of them, else None."""
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name if name in ("import_module", "__import__") else None
+
+
+def imports_of(source: str, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """Every module ``source`` (the module ``module``) imports, with its line, relative imports resolved."""
+    tree = ast.parse(source)
+    package = _package_of(module, is_package)
+    constants = _module_constants(tree)
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(node.module or "", node.level, package)
+            found.append((node.lineno, base))
+            if node.level and not node.module:  # from . import x: x is a module of the package (or a name in it)
+                found += [(node.lineno, f"{base}.{alias.name}" if base else alias.name) for alias in node.names]
+        elif isinstance(node, ast.Call) and node.args and (kind := _is_dynamic_import(node.func)):
+            anchor = package
+            if kind == "import_module":
+                pkg = (
+                    node.args[1]
+                    if len(node.args) > 1
+                    else next((k.value for k in node.keywords if k.arg == "package"), None)
+                )
+                if isinstance(pkg, ast.Constant) and isinstance(pkg.value, str):
+                    anchor = pkg.value
+            for name in _call_names(node.args[0], constants):
+                if kind == "import_module" and name.startswith("."):
+                    level = len(name) - len(name.lstrip("."))
+                    found.append((node.lineno, _resolve(name[level:], level, anchor)))
+                else:
+                    found.append((node.lineno, name))
+    return found
+
+
+def upward_imports(root: Path, packages: dict[str, int] = RANK) -> list[Violation]:
+    """Every import in the packages under ``root`` that reaches a package of the same or a higher rank."""
+    violations: list[Violation] = []
+    for top in packages:
+        for path in sorted((root / top).rglob("*.py")):
+            module = module_name(path, root)
+            own = module.split(".")[0]
+            for line, imported in imports_of(path.read_text(), module, path.name == "__init__.py"):
+                target = imported.split(".")[0]
+                if target in packages and target != own and packages[target] >= packages[own]:
+                    sideways = packages[target] == packages[own]
+                    violations.append(Violation(str(path.relative_to(root)), line, module, imported, sideways))
+    return violations
+
+
+def test_every_package_exists() -> None:
+    for package in RANK:  # a renamed package would leave the scan below nothing to read
+        assert (ROOT / package / "__init__.py").is_file(), package
+
+
+def _imported_packages(package: str) -> set[str]:
+    return {
+        name.split(".")[0]
+        for path in (ROOT / package).rglob("*.py")
+        for _, name in imports_of(path.read_text(), module_name(path, ROOT), path.name == "__init__.py")
+    }
+
+
+def test_no_import_goes_up_the_layers() -> None:
+    violations = upward_imports(ROOT)
+    assert not violations, "imports against the layering:\n" + "\n".join(map(str, violations))
+    for package in ("agents", "training", "skill", "agurk"):  # the scan does see the real imports
+        assert "agurk_env" in _imported_packages(package), package
+
+
+APPLICATION_NAMES = ("cli", "play", "replay", "bench")
+"""Module / folder name prefixes of the application layer (command line, play, replay, benchmarks)."""
+
+
+def application_modules(root: Path, package: str = "agurk_env") -> list[str]:
+    """The application modules in ``package`` under ``root``, and every argparse import there (``path:line``)."""
+    top = root / package
+    found = [
+        str(path.relative_to(root))
+        for path in sorted(top.rglob("*"))
+        if "__pycache__" not in path.parts
+        and (path.suffix == ".py" or path.is_dir())
+        and any(part.startswith(APPLICATION_NAMES) for part in path.relative_to(top).parts)
+    ]
+    found += [
+        f"{path.relative_to(root)}:{line} imports {name}"
+        for path in sorted(top.rglob("*.py"))
+        for line, name in imports_of(path.read_text(), module_name(path, root), path.name == "__init__.py")
+        if name.split(".")[0] == "argparse"
+    ]
+    return found
+
+
+def test_the_game_layer_has_no_application_modules() -> None:
+    found = application_modules(ROOT)
+    assert not found, f"agurk_env holds command-line / play / replay / benchmark code: {found}"
+
+
+# ----------------------------------------------------------------------------- the checker itself
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def _tree(tmp_path: Path) -> Path:
+    """A synthetic tree of the five packages in which every module imports only downward."""
+    files = {f"{package}/__init__.py": "" for package in RANK}
+    files |= {
+        "agents/ok.py": "import numpy\nfrom agurk_env import engine\nimport agurk_env.rules as r\n",
+        "agurk/cli/__init__.py": "from .. import play\nfrom ..bench import engine\nfrom skill import report\n",
+        "agurk/play.py": "from . import replay\nimport agents, training, skill, agurk_env\n",
+        "skill/ok.py": "def f():\n    import training.ppo\n    return __import__('agents')\n",
+    }
+    _write(tmp_path, files)
+    return tmp_path
+
+
+def test_checker_passes_a_downward_only_tree(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    assert len(imports_of((root / "agurk/play.py").read_text(), "agurk.play", False)) == 6
+    assert upward_imports(root) == []
+
+
+LAZY = "import importlib\n_LAZY = {'a': 'skill.report'}\ndef f(n):\n    return importlib.import_module(_LAZY[n])\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "imported", "line"),
+    [
+        ("agurk_env/engine.py", "import agents.heuristics\n", "agents.heuristics", 1),
+        ("agurk_env/engine.py", "import numpy\nfrom agurk.cli import main\n", "agurk.cli", 2),
+        ("agents/tool.py", "def f():\n    from training import ppo\n    return ppo\n", "training", 2),
+        ("agents/tool.py", "class A:\n    def m(self):\n        import skill.stats\n", "skill.stats", 3),
+        ("training/run.py", "try:\n    import skill\nexcept ImportError:\n    pass\n", "skill", 2),
+        ("agurk_env/x.py", "import importlib\nm = importlib.import_module('agurk.bench')\n", "agurk.bench", 2),
+        (
+            "agurk_env/x.py",
+            "from importlib import import_module\nimport_module('.cli', package='agurk')\n",
+            "agurk.cli",
+            2,
+        ),
+        ("agurk_env/x.py", "def f():\n    return __import__('training.ppo')\n", "training.ppo", 2),
+        ("agurk_env/x.py", LAZY, "skill.report", 4),
+        ("agents/sub/deep.py", "import agurk_env\nif True:\n    import agurk.play as p\n", "agurk.play", 3),
+        ("skill/x.py", "import agurk_env, agurk.play\n", "agurk.play", 1),
+    ],
+)
+def test_checker_flags_an_upward_import(tmp_path: Path, name: str, source: str, imported: str, line: int) -> None:
+    root = _tree(tmp_path)
+    _write(root, {name: source})
+    (root / name).parent.joinpath("__init__.py").touch()
+    violations = upward_imports(root)
+    assert [(v.path, v.line, v.imported) for v in violations] == [(name, line, imported)], violations
+    assert "upward" in str(violations[0])
+
+
+def test_checker_refuses_a_relative_import_above_the_top(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    _write(root, {"agents/sub/__init__.py": "", "agents/sub/deep.py": "from ... import skill\n"})
+    with pytest.raises(ValueError, match="beyond the top-level package"):
+        upward_imports(root)
+
+
+def test_checker_resolves_relative_imports(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    _write(root, {"agents/sub/__init__.py": "", "agents/sub/deep.py": "from .. import heuristics\nfrom ..x import y\n"})
+    assert imports_of((root / "agents/sub/deep.py").read_text(), "agents.sub.deep", False) == [
+        (1, "agents"),
+        (1, "agents.heuristics"),
+        (2, "agents.x"),
+    ]
+    assert imports_of("from . import engine\n", "agurk_env", True) == [(1, "agurk_env"), (1, "agurk_env.engine")]
+    assert imports_of("from .b import c\n", "agurk.bench.env", False) == [(1, "agurk.bench.b")]
+
+
+def test_checker_flags_same_rank_siblings(tmp_path: Path) -> None:
+    _write(
+        tmp_path, {"a/__init__.py": "import b.x\n", "b/__init__.py": "", "b/x.py": "import a\n", "c/__init__.py": ""}
+    )
+    violations = upward_imports(tmp_path, {"a": 0, "b": 0, "c": 1})
+    assert sorted((v.importer, v.imported) for v in violations) == [("a", "b.x"), ("b.x", "a")]
+    assert "sideways" in str(violations[0])
+
+
+def test_checker_flags_application_modules_in_the_game(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    _write(root, {"agurk_env/engine.py": "import numpy\n", "agurk_env/records.py": "import json\n"})
+    assert application_modules(root) == []
+    _write(
+        root,
+        {
+            "agurk_env/play.py": "",
+            "agurk_env/bench/__init__.py": "",
+            "agurk_env/cli_tools.py": "",
+            "agurk_env/tools.py": "def main():\n    import argparse\n",
+        },
+    )
+    assert application_modules(root) == [
+        "agurk_env/bench",
+        "agurk_env/bench/__init__.py",
+        "agurk_env/cli_tools.py",
+        "agurk_env/play.py",
+        "agurk_env/tools.py:2 imports argparse",
+    ]
