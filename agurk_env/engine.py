@@ -270,17 +270,11 @@ class State(NamedTuple):
 
     def take(self, idx: np.ndarray | slice) -> State:
         """The sub-batch ``idx`` (copies), e.g. one game for display or search."""
-        return self._replace(**{k: v[idx].copy() for k, v in self._asdict().items() if isinstance(v, np.ndarray)})
-
-    def put(self, idx: np.ndarray, sub: State) -> State:
-        """A copy with games ``idx`` replaced by the games of ``sub`` (a :meth:`take` of them, played on)."""
-        fields = {}
-        for k, v in self._asdict().items():
-            if isinstance(v, np.ndarray):
-                v = v.copy()
-                v[idx] = getattr(sub, k)
-            fields[k] = v
-        return State(**fields)
+        arrays = {k: v for k, v in self._asdict().items() if isinstance(v, np.ndarray)}
+        if isinstance(idx, np.ndarray):  # take copies, and is faster than fancy indexing on 2-D and 3-D arrays
+            rows = np.flatnonzero(idx) if idx.dtype == bool else idx
+            return self._replace(**{k: v.take(rows, axis=0) for k, v in arrays.items()})
+        return self._replace(**{k: v[idx].copy() for k, v in arrays.items()})
 
 
 # ----------------------------------------------------------------------------- randomness
@@ -782,6 +776,25 @@ def play(rules: Rules, state: State, actions: np.ndarray, donate: bool = False) 
     if ended.any():
         new = _finish_rounds(sp, new, np.flatnonzero(ended), donate)
     return new
+
+
+def play_in(rules: Rules, state: State, games: np.ndarray, actions: np.ndarray) -> State:
+    """:func:`play` in ``games`` only (``actions`` holds their cards); every other game is left as it is.
+
+    For loops where only some games move (the opponents' turns of a single-learner
+    environment): the games are played as a sub-batch and only the fields the play
+    changed are written back.
+    """
+    sub = state.take(games)
+    new = play(rules, sub, actions)
+    fields = {}
+    for name, before, after in zip(State._fields, sub, new, strict=True):
+        value = getattr(state, name)
+        if after is not before:
+            value = value.copy()
+            value[games] = after
+        fields[name] = value
+    return State(**fields)
 
 
 def _owned(array: np.ndarray) -> np.ndarray:

@@ -209,7 +209,7 @@ class LearnerGames:
         if not waiting.any():
             return engine.play(self.rules, st, actions)
         moving = np.flatnonzero(~waiting)
-        return st.put(moving, engine.play(self.rules, st.take(moving), actions[moving]))
+        return engine.play_in(self.rules, st, moving, actions[moving])
 
     def _end_rounds(
         self, st: engine.State, rewards: np.ndarray, dones: np.ndarray, terminal: dict[int, np.ndarray]
