@@ -377,3 +377,15 @@ def test_every_config_key_is_documented() -> None:
     keys += [f"eval.{f.name}" for f in dataclasses.fields(EvalConfig)]
     missing = [k for k in keys if f"`{k}`" not in doc]
     assert not missing, f"docs/training.md does not list {missing}"
+
+
+def test_bench_train_uses_the_packaged_quickstart_settings() -> None:
+    from agurk.bench.train import bench_config
+    from training.config import load_config, packaged_config
+
+    quickstart = load_config(packaged_config("quickstart.yaml"))
+    cfg = bench_config(1, 3, pool={"self_play": 1.0, "snapshots": 0.0, "agents": {}})
+    for key in ("num_envs", "num_steps", "hidden", "update_epochs", "minibatch_size", "learning_rate", "ent_coef"):
+        assert getattr(cfg, key) == getattr(quickstart, key), key
+    assert (cfg.seed, cfg.time_limit, cfg.eval.every, cfg.sb3_n_steps) == (3, 0, 0, quickstart.num_steps)
+    assert cfg.pool.self_play == 1.0 and cfg.pool.agents == {}

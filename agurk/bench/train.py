@@ -17,24 +17,23 @@ import platform
 import time
 from typing import Any
 
-from training.config import Config, config_from_dict
+from training.config import Config, config_from_dict, config_to_dict, load_config, packaged_config
 
-HIDDEN = [128, 128]
 OPPONENTS = "random"
 
 
 def bench_config(threads: int, seed: int, **changes: Any) -> Config:
-    """The benchmark's config (the quickstart's PPO settings): 1024 games x 32 steps, 1 epoch, minibatches of 4096."""
+    """The benchmark's config: the packaged quickstart's PPO settings, no time limit, no evaluation, fixed lr.
+
+    ``changes`` replace whole keys (the benchmark sets ``pool`` and ``algo``).
+    """
+    quickstart = config_to_dict(load_config(packaged_config("quickstart.yaml")))
     data = {
+        **quickstart,
         "seed": seed,
-        "episode": "round",
         "total_steps": 10**12,
-        "num_envs": 1024,
-        "num_steps": 32,
-        "sb3_n_steps": 32,
-        "update_epochs": 1,
-        "minibatch_size": 4096,
-        "hidden": HIDDEN,
+        "time_limit": 0,
+        "sb3_n_steps": quickstart["num_steps"],
         "threads": threads,
         "anneal_lr": False,
         "eval": {"every": 0},
@@ -86,7 +85,10 @@ def bench_train(seconds: float = 20.0, threads: int = 1, seed: int = 0) -> dict[
     """Run the three measurements (about ``3 * seconds`` plus warm-ups); return a JSON-ready dict."""
     import torch
 
-    self_play = _fast_rate(bench_config(threads, seed, pool={"self_play": 1.0, "snapshots": 0, "agents": {}}), seconds)
+    from agurk_env import observation
+
+    cfg = bench_config(threads, seed, pool={"self_play": 1.0, "snapshots": 0, "agents": {}})
+    self_play = _fast_rate(cfg, seconds)
     solo = {"self_play": 0.0, "snapshots": 0.0, "agents": {OPPONENTS: 1.0}}
     same = _fast_rate(bench_config(threads, seed, pool=solo), seconds)
     sb3 = _sb3_rate(bench_config(threads, seed, algo="sb3", pool=solo), seconds)
@@ -98,9 +100,10 @@ def bench_train(seconds: float = 20.0, threads: int = 1, seed: int = 0) -> dict[
         "ratio": self_play["decisions_per_s"] / sb3["decisions_per_s"],
         "ratio_same_opponents": same["decisions_per_s"] / sb3["decisions_per_s"],
         "opponents": OPPONENTS,
-        "network": f"MLP {'-'.join(map(str, [362, *HIDDEN]))}, linear policy and value heads",
+        "network": f"MLP {'-'.join(map(str, [observation.SIZE, *cfg.hidden]))}, linear policy and value heads",
         "threads": threads,
-        "rollout": "1024 games x 32 steps, 1 epoch, minibatch 4096",
+        "rollout": f"{cfg.num_envs} games x {cfg.num_steps} steps, {cfg.update_epochs} epoch(s), "
+        f"minibatch {cfg.minibatch_size}",
         "fast": self_play,
         "fast_same_opponents": same,
         "sb3": sb3,
