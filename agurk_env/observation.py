@@ -92,46 +92,48 @@ def _rule_vector(rules: Rules) -> np.ndarray:
     return np.concatenate([players, np.asarray(flags, np.float32)])
 
 
+_AT = {name: _STARTS[name] for name in SLICES}  # the first column of every slice
+
+
 def observe(rules: Rules, state: engine.State, seats: np.ndarray | None = None) -> np.ndarray:
     """``(B, SIZE)`` float32 observations of ``seats`` (default: the seat to move in each game)."""
     sp = engine.tables(rules)
     b, p, h, a = state.batch, sp.players, sp.hand_size, sp.actions
     seats = state.cur if seats is None else np.asarray(seats, dtype=np.int64)
-    rows = np.arange(b)[:, None]
-    absolute = (seats[:, None] + np.arange(p)[None, :]) % p  # (B, P): relative seat -> seat
+    games = np.arange(b)
+    rows = games[:, None]
+    absolute = (seats[:, None] + np.arange(p)) % p  # (B, P): relative seat -> seat
     out = np.zeros((b, SIZE), np.float32)
-    o = view(out)
 
-    o["hand"][:, :a] = state.hands[np.arange(b), seats] / 4.0
-    o["cards_left"][:, :p] = engine.cards_left(rules, state)[rows, absolute] / h
+    out[:, _AT["hand"] : _AT["hand"] + a] = state.hands[games, seats] / 4.0
+    out[:, _AT["cards_left"] : _AT["cards_left"] + p] = engine.cards_left(rules, state)[rows, absolute] / h
+    out[:, _AT["played"] : _AT["played"] + a] = engine.cards_played(rules, state) / 4.0
 
     in_round = state.trick_no < h
     trick_no = np.minimum(state.trick_no, h - 1)
-    o["played"][:, :a] = engine.cards_played(rules, state) / 4.0
-
-    current = state.tricks[np.arange(b), trick_no][rows, absolute].astype(np.int64)  # (B, P)
     started = (state.npos > 0) & in_round
-    current = np.where(started[:, None], current, -1)
-    game, rel_seat = np.nonzero(current >= 0)
-    o["trick"][game, rel_seat, current[game, rel_seat]] = 1.0
-    rel = lambda seat: (seat - seats) % p  # noqa: E731
+    current = state.tricks[games, trick_no][rows, absolute].astype(np.int64)  # (B, P) card per relative seat, or -1
+    game, rel_seat = np.nonzero((current >= 0) & started[:, None])
+    out[game, _AT["trick"] + rel_seat * CARD_SLOTS + current[game, rel_seat]] = 1.0
     live = np.flatnonzero(started)
-    top_card = state.tricks[np.arange(b), trick_no, state.top_seat].astype(np.int64)
-    o["top_card"][live, top_card[live]] = 1.0
-    o["top_seat"][live, rel(state.top_seat)[live]] = 1.0
-    o["leader"][live, rel(state.leader)[live]] = 1.0
-    o["locked"][:, 0] = state.locked & started
-    o["void"][:, :p, :a] = engine.MEMBERS[state.void[rows, absolute]][..., :a]
-    o["trick_no"][:, 0] = state.trick_no / h
-    o["last_trick"][:, 0] = state.trick_no == h - 1
-    o["position"][:, 0] = np.where(in_round, state.npos, 0) / np.maximum(state.n_alive, 1)
-    o["score"][:, :p] = state.scores[rows, absolute] / rules.limit
+    if live.size:
+        top_seat, cur = state.top_seat[live], seats[live]
+        out[live, _AT["top_card"] + state.tricks[live, trick_no[live], top_seat].astype(np.int64)] = 1.0
+        out[live, _AT["top_seat"] + (top_seat - cur) % p] = 1.0
+        out[live, _AT["leader"] + (state.leader[live] - cur) % p] = 1.0
+    out[:, _AT["locked"]] = state.locked & started
+    void = out[:, _AT["void"] : _AT["void"] + MAX_SEATS * CARD_SLOTS].reshape(b, MAX_SEATS, CARD_SLOTS)
+    void[:, :p, :a] = engine.MEMBERS[state.void[rows, absolute]][..., :a]
+    out[:, _AT["trick_no"]] = state.trick_no / h
+    out[:, _AT["last_trick"]] = state.trick_no == h - 1
+    out[:, _AT["position"]] = np.where(in_round, state.npos, 0) / np.maximum(state.n_alive, 1)
+    out[:, _AT["score"] : _AT["score"] + p] = state.scores[rows, absolute] / rules.limit
     if rules.lives:
-        o["lives"][:, :p] = state.lives[rows, absolute] / rules.lives
-    o["rebuys"][:, :p] = state.rebuys[rows, absolute]
-    o["in_match"][:, :p] = state.alive[rows, absolute]
-    o["dealer"][np.arange(b), rel(state.dealer)] = 1.0
+        out[:, _AT["lives"] : _AT["lives"] + p] = state.lives[rows, absolute] / rules.lives
+    out[:, _AT["rebuys"] : _AT["rebuys"] + p] = state.rebuys[rows, absolute]
+    out[:, _AT["in_match"] : _AT["in_match"] + p] = state.alive[rows, absolute]
+    out[games, _AT["dealer"] + (state.dealer - seats) % p] = 1.0
     constant = _rule_vector(rules)
-    out[:, _STARTS["players"] : _STARTS["players"] + constant.size] = constant
+    out[:, _AT["players"] : _AT["players"] + constant.size] = constant
     return out
 
