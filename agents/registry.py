@@ -58,7 +58,7 @@ def register(name: str, factory: AgentFactory, help: str, arg: str | None = None
 
 
 def _search_options(spec: str, arg: str | None, defaults: dict[str, int | str]) -> dict[str, int | str]:
-    """Parse ``key=value,key=value`` search options (``pimc:worlds=32``) over ``defaults``."""
+    """Parse ``key=value;key=value`` search options (``pimc:worlds=32;rollout=shed``) over ``defaults``."""
     options = dict(defaults)
     for item in (arg or "").split(";") if arg else []:
         key, sep, value = item.partition("=")

@@ -6,9 +6,17 @@ deal (match number ``m`` of ``seed``, ``m < deals``) once per **rotation**: rota
 rotations use the same seed, so match ``m`` is dealt the same deck in each of them
 (round 1 gives seat ``s`` the same hand in every rotation; later rounds shuffle the
 same deck, dealt to the seats still in). ``deals`` counts deals: ``deals * P`` matches
-are played. The agents of rotation ``r`` are ``make_agents(rotated specs, P, seed * P + r)``,
-and seats with the same spec then share the first such seat's agent object (so it is
-asked once per step for all of them, which is faster and keeps runs reproducible).
+are played. The agents of rotation ``r`` (for spec entries) are ``make_agents(rotated
+specs, P, seed * P + r)``, and seats with the same spec then share the first such seat's
+agent object (so it is asked once per step for all of them, which is faster and keeps
+runs reproducible).
+
+An entry may also be an agent object (``act`` and a ``spec`` string, its label). The
+entries are pickled together once, and every rotation, in this process or a spawned
+worker, plays a fresh unpickled copy: the object passed in is never played, and its
+state (a generator, say) starts alike in every rotation, so the numbers do not depend
+on ``workers``. An object must therefore pickle (its class importable by module name,
+no lambdas, locks or open files); one that does not raises ``TypeError``.
 
 Statistics, per entry (95% percentile bootstrap over deals: deal indices are resampled
 with replacement, all rotations of a deal together, with ``np.random.default_rng([seed,
@@ -29,6 +37,17 @@ BOOTSTRAP_TAG])``):
   the entries' ratings sum to 0; an entry ``D`` points above another finishes ahead
   of it with probability ``1 / (1 + 10 ** (-D / 400))``.
 
+With ``unit="round"`` the same matches are scored round by round (the agents play and
+observe exactly as above; a round counts for the seats dealt into it):
+
+- ``win_rate``: the round win rate, rounds won per round played: a round is won by the
+  seats with its lowest round penalty, ``k`` of them counting ``1/k`` each;
+- ``mean_penalty`` and ``last_trick_rate``: as above (they are per round played already);
+- ``rating``: the Plackett-Luce fit to every round's order by round penalty, lowest
+  first, equal penalties tied (seats not in the round take no part);
+- the bootstrap still resamples deals, each with all the rounds of all its rotations
+  (rounds of one match are not independent: scores carry over and seats go out).
+
 The matches are played by :func:`agurk_env.matches.play_matches`, the loop behind
 :func:`agurk_env.simulate.simulate` (same agents and deals), keeping only these
 per-match numbers, not game records: building records costs about ten times the play.
@@ -36,24 +55,30 @@ per-match numbers, not game records: building records costs about ten times the 
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from agents.processes import SPAWN, map_spawned
-from agents.registry import make_agents
+from agents.registry import make_agent
 from agurk_env import engine
 from agurk_env.agent import Agent
 from agurk_env.matches import DEFAULT_BATCH, play_matches
-from agurk_env.rules import Rules
+from agurk_env.rules import Rules, check_choice
 
 BOOTSTRAP_TAG = 0xB007
 """Second word of the bootstrap generator's seed (so it never shares a stream with an agent)."""
 RATING_SCALE = 400.0 / np.log(10.0)
 """Rating points per unit of log-strength (Elo's scale)."""
 _WIN_KEY = 1 << 30  # place key of the winners: above every round number
+Unit = Literal["match", "round"]
+UNITS: tuple[str, ...] = get_args(Unit)
+"""What a tournament scores: whole matches (the default) or single rounds (see the module docstring)."""
+Entry = str | Agent
+"""A tournament entry: a registered agent spec (``"guard"``, ``"pimc:worlds=32"``) or an agent object."""
 
 
 @dataclass
@@ -66,11 +91,14 @@ class SeatStats:
     last: np.ndarray  # (N, P) int: rounds in which the seat took the last trick
     place: np.ndarray  # (N, P) int: finishing level, 0 = winners, ties share a level
     hands: np.ndarray  # (N, P, A) int8: round-1 hands (to check that deals are duplicates)
+    round_place: np.ndarray | None = None  # (Q, P) int: each round's levels (round_places); None only if built by hand
+    round_match: np.ndarray | None = None  # (Q,) int: match number of each round of round_place
 
     def rotate(self, r: int) -> SeatStats:
         """The same numbers by entry for rotation ``r`` (entry ``i`` sat in seat ``(i + r) % P``)."""
         cols = (np.arange(self.win.shape[1]) + r) % self.win.shape[1]
-        return SeatStats(*(getattr(self, f)[:, cols] for f in ("win", "penalty", "rounds", "last", "place", "hands")))
+        by_seat = {f.name: getattr(self, f.name) for f in fields(self)}
+        return SeatStats(**{k: v if v is None or v.ndim == 1 else v[:, cols] for k, v in by_seat.items()})
 
 
 def places(winners: np.ndarray, out_round: np.ndarray) -> np.ndarray:
@@ -84,6 +112,15 @@ def places(winners: np.ndarray, out_round: np.ndarray) -> np.ndarray:
     first = np.ones(ordered.shape, bool)
     first[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
     return ((ordered[:, None, :] > key[:, :, None]) & first[:, None, :]).sum(2)
+
+
+def round_places(penalty: np.ndarray, in_round: np.ndarray) -> np.ndarray:
+    """``(Q, P)`` finishing levels of rounds: 0 for the lowest round penalty, then by penalty; ``-1``: not in it.
+
+    Seats with the same penalty share a level; levels are dense, as in :func:`places`.
+    """
+    key = np.where(in_round, -penalty.astype(np.int64), np.iinfo(np.int64).min)
+    return np.where(in_round, places(np.zeros(key.shape, bool), key), -1)
 
 
 def seat_stats(
@@ -115,6 +152,8 @@ def seat_stats(
     rounds = np.zeros((slots, p), np.int64)
     last = np.zeros((slots, p), np.int64)
     out_round = np.full((slots, p), -1, np.int64)
+    round_place: list[np.ndarray] = []
+    round_match: list[np.ndarray] = []
     done = 0
     for step in play_matches(rules, agents, n, seed, batch):
         if step.kept is not None:
@@ -127,8 +166,12 @@ def seat_stats(
         if first.size:  # round 1's hands, rebuilt from the cards each seat played
             res.hands[state.match_id[first]] = engine.cards_played(rules, state.take(first), by_seat=True)
         pen = state.round_penalty[ended].astype(np.int64)
+        in_round = state.tricks[ended, 0, :] >= 0
         penalty[ended] += pen
-        rounds[ended] += state.tricks[ended, 0, :] >= 0
+        rounds[ended] += in_round
+        counted = state.match_id[ended] < n
+        round_place.append(round_places(pen[counted], in_round[counted]))
+        round_match.append(state.match_id[ended[counted]])
         took = np.zeros((ended.size, p), bool)
         took[np.arange(ended.size), state.trick_winner[ended, h - 1]] = True
         if not every_trick:
@@ -149,6 +192,7 @@ def seat_stats(
             done += ids.size
             if progress is not None and ids.size:
                 progress(done)
+    res.round_place, res.round_match = np.concatenate(round_place), np.concatenate(round_match)
     return res
 
 
@@ -281,23 +325,39 @@ def deal_resamples(seed: int, n_deals: int, resamples: int, chunk: int = 1000) -
         yield np.bincount(picks.ravel(), minlength=r * n_deals).reshape(r, n_deals).astype(np.float64)
 
 
+def round_wins(stats: SeatStats) -> np.ndarray:
+    """``(N, P)`` rounds won per match: the ``k`` seats with a round's lowest penalty get ``1/k`` of it each."""
+    n, p = stats.win.shape
+    top = stats.round_place == 0
+    share = top / top.sum(1, keepdims=True)
+    slot = (stats.round_match[:, None] * p + np.arange(p)).ravel()
+    return np.bincount(slot, share.ravel(), minlength=n * p).reshape(n, p)
+
+
 def summarize(
-    specs: Sequence[str], by_rotation: Sequence[SeatStats], seed: int, resamples: int = 1000
+    specs: Sequence[str], by_rotation: Sequence[SeatStats], seed: int, resamples: int = 1000, unit: Unit = "match"
 ) -> list[EntryStats]:
-    """Per-entry statistics from each rotation's :class:`SeatStats` (already by entry, see ``rotate``)."""
+    """Per-entry statistics from each rotation's :class:`SeatStats` (already by entry, see ``rotate``), per ``unit``."""
+    check_choice("unit", unit, UNITS)
     n, e = by_rotation[0].win.shape
-    win = sum(s.win for s in by_rotation) / len(by_rotation)  # (N, E) per deal
     penalty = sum(s.penalty for s in by_rotation).astype(np.float64)
     rounds = sum(s.rounds for s in by_rotation).astype(np.float64)
     last = sum(s.last for s in by_rotation).astype(np.float64)
-    place = np.concatenate([s.place for s in by_rotation])
-    st = stages(place, np.tile(np.arange(n), len(by_rotation)), n)
+    if unit == "match":
+        win = sum(s.win for s in by_rotation) / len(by_rotation)  # (N, E) per deal
+        place = np.concatenate([s.place for s in by_rotation])
+        deal = np.tile(np.arange(n), len(by_rotation))
+    else:
+        win = sum(round_wins(s) for s in by_rotation)
+        place = np.concatenate([s.round_place for s in by_rotation])
+        deal = np.concatenate([s.round_match for s in by_rotation])
+    st = stages(place, deal, n)
     table = np.concatenate([win, penalty, rounds, last, st.counts], axis=1)  # (N, 4E + S)
 
     def estimates(sums: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """``(R, 4, E)``: win rate, mean penalty, last-trick rate, rating from column sums ``(R, 4E + S)``."""
         w, pen, rnd, lst = (sums[:, i * e : (i + 1) * e] for i in range(4))
-        return np.stack([w / n, pen / rnd, lst / rnd, ratings(theta)], axis=1)
+        return np.stack([w / n if unit == "match" else w / rnd, pen / rnd, lst / rnd, ratings(theta)], axis=1)
 
     full = table.sum(0, keepdims=True)
     point = estimates(full, fit_plackett_luce(st.chosen, st.risk, full[:, 4 * e :]))[0]
@@ -325,16 +385,23 @@ class TournamentResult:
 
     rules: Rules
     specs: list[str]
+    """The entries' labels: the spec strings, and ``agent.spec`` for agent objects."""
     seed: int
     deals: int
     batch: int
     resamples: int
+    unit: Unit
     entries: list[EntryStats]
     by_rotation: list[SeatStats]
     """Per rotation, the per-match numbers by entry (``rotate``-d), for tests and further analysis."""
 
+    @property
+    def rounds_played(self) -> int:
+        """Rounds played over all rotations (each round counted once, however many seats it had)."""
+        return sum(s.round_match.size for s in self.by_rotation)
+
     def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` object: ``rules``, ``seed``, ``matches`` (deals), ``entries`` and the run's settings."""
+        """The ``--json`` object: ``rules``, ``seed``, ``matches`` (deals), ``unit``, ``entries`` and the settings."""
         p = self.rules.players
         return {
             "rules": self.rules.to_dict(),
@@ -343,17 +410,13 @@ class TournamentResult:
             "deals": self.deals,
             "rotations": p,
             "matches_played": self.deals * p,
+            "rounds_played": self.rounds_played,
+            "unit": self.unit,
             "batch": self.batch,
             "bootstrap_resamples": self.resamples,
             "rating_scale": "Elo-like: 400*log10(Plackett-Luce strength), centred to sum 0",
             "entries": [{"entry": i, **e.to_dict()} for i, e in enumerate(self.entries)],
         }
-
-
-def share(agents: Sequence[Agent]) -> list[Agent]:
-    """Seats with the same spec share one agent object (the first such seat's): one call per step."""
-    first: dict[str, Agent] = {}
-    return [first.setdefault(agent.spec, agent) for agent in agents]
 
 
 def parse_entries(spec_string: str, players: int) -> list[str]:
@@ -366,19 +429,68 @@ def parse_entries(spec_string: str, players: int) -> list[str]:
     return specs
 
 
+def label(entry: Entry) -> str:
+    """An entry's name in the results: the spec itself, or the agent object's ``spec``."""
+    return entry if isinstance(entry, str) else entry.spec
+
+
+def pack_entries(entries: Sequence[Entry], players: int, seed: int) -> bytes:
+    """Check the entries and pickle them together (every rotation plays a fresh copy; see :func:`tournament`).
+
+    Raises ``ValueError`` unless there is one entry per seat, ``agents.registry.AgentSpecError``
+    for a bad spec (each is built once), ``TypeError`` for an object that is not an agent or
+    cannot be pickled.
+    """
+    if len(entries) != players:
+        raise ValueError(f"need exactly one entry per seat: {len(entries)} given for {players} players")
+    for i, entry in enumerate(entries):
+        if isinstance(entry, str):
+            make_agent(entry, agent_seed(seed, players, 0), i)
+        elif not (callable(getattr(entry, "act", None)) and isinstance(getattr(entry, "spec", None), str)):
+            raise TypeError(f"entry {i} is neither an agent spec nor an agent (act() and a str spec): {entry!r}")
+    try:
+        return pickle.dumps(list(entries))
+    except (pickle.PicklingError, TypeError, AttributeError):
+        for i, entry in enumerate(entries):
+            try:
+                pickle.dumps(entry)
+            except (pickle.PicklingError, TypeError, AttributeError) as err:
+                raise TypeError(
+                    f"tournament entry {i} ({label(entry)!r}) cannot be pickled ({err}); every rotation plays a "
+                    "pickled copy of an agent object, also in worker processes: define its class at module level "
+                    "and keep no lambdas, locks or open files in it, or enter a registered spec"
+                ) from None
+        raise
+
+
+def rotation_agents(entries: Sequence[Entry], players: int, seed: int, rotation: int) -> list[Agent]:
+    """The seats' agents in rotation ``rotation``: entry ``i`` sits in seat ``(i + rotation) % players``.
+
+    A spec entry in seat ``s`` is ``make_agent(spec, agent_seed(...), s)``, and seats with
+    the same spec share the first such seat's agent (one call per step); an object entry
+    sits as it is (the same object in two seats is one agent, asked once per step).
+    """
+    first: dict[str, Agent] = {}
+    agents = []
+    for s in range(players):
+        entry = entries[(s - rotation) % players]
+        if isinstance(entry, str) and entry not in first:
+            first[entry] = make_agent(entry, agent_seed(seed, players, rotation), s)
+        agents.append(first[entry] if isinstance(entry, str) else entry)
+    return agents
+
+
 def play_rotation(
     rules: Rules,
-    specs: Sequence[str],
+    entries: Sequence[Entry],
     rotation: int,
     deals: int,
     seed: int,
     batch: int,
     progress: Callable[[int], Any] | None = None,
 ) -> SeatStats:
-    """Play rotation ``rotation`` of a tournament: its :class:`SeatStats`, by entry."""
-    p = rules.players
-    seated = [specs[(s - rotation) % p] for s in range(p)]  # entry i sits in seat (i + rotation) % p
-    agents = share(make_agents(",".join(seated), p, agent_seed(seed, p, rotation)))
+    """Play rotation ``rotation`` of a tournament of ``entries``: its :class:`SeatStats`, by entry."""
+    agents = rotation_agents(entries, rules.players, seed, rotation)
     return seat_stats(rules, agents, deals, seed, batch=batch, progress=progress).rotate(rotation)
 
 
@@ -390,11 +502,18 @@ def _init_worker(done: Any) -> None:
     _DONE = done
 
 
-def _worker_rotation(rules: Rules, specs: list[str], rotation: int, deals: int, seed: int, batch: int) -> SeatStats:
+def _worker_rotation(rules: Rules, packed: bytes, rotation: int, deals: int, seed: int, batch: int) -> SeatStats:
     def report(n_done: int) -> None:
         _DONE[rotation] = n_done
 
-    return play_rotation(rules, specs, rotation, deals, seed, batch, report)
+    try:
+        entries = pickle.loads(packed)
+    except (AttributeError, ImportError) as err:
+        raise RuntimeError(
+            f"a tournament worker process cannot load the agent objects ({err}): their classes must be importable "
+            "by module name (not defined in an interactive session or notebook); or use workers=1"
+        ) from None
+    return play_rotation(rules, entries, rotation, deals, seed, batch, report)
 
 
 PARALLEL_MIN_MATCHES = 4000
@@ -403,43 +522,51 @@ PARALLEL_MIN_MATCHES = 4000
 
 def tournament(
     rules: Rules,
-    specs: Sequence[str],
+    specs: Sequence[Entry],
     deals: int,
     seed: int,
     batch: int = DEFAULT_BATCH,
     resamples: int = 1000,
     progress: Callable[[int], Any] | None = None,
     workers: int = 1,
+    unit: Unit = "match",
 ) -> TournamentResult:
-    """Play ``deals`` duplicate deals in every rotation of ``specs`` (one per seat) and summarize.
+    """Play ``deals`` duplicate deals in every rotation of the entries ``specs`` (one per seat) and summarize.
 
+    An entry is a registered spec or an agent object. Every rotation plays a fresh copy of
+    the objects (all pickled together once, so the object passed in is never played or
+    changed, and its state, e.g. a generator, starts alike in every rotation and process);
+    an object that cannot be pickled raises ``TypeError``. ``unit`` is what the statistics
+    count, ``"match"`` or ``"round"`` (see the module docstring); the play is the same.
     ``progress(n_done)`` counts matches over all rotations (``deals * players`` in all).
     With ``workers > 1`` (and at least :data:`PARALLEL_MIN_MATCHES` matches) the rotations
-    run in that many worker processes; the numbers are the same either way. Agent specs
-    are checked (``agents.registry.AgentSpecError``) before anything is played.
+    run in that many spawned worker processes, which must be able to import the objects'
+    classes; the numbers are the same either way. Entries are checked
+    (``agents.registry.AgentSpecError`` for a bad spec) before anything is played.
     """
     p = rules.players
-    specs = list(specs)
-    if len(specs) != p:
-        raise ValueError(f"need exactly one spec per seat: {len(specs)} given for {p} players")
-    if deals < 1 or resamples < 1 or workers < 1:
-        raise ValueError(f"deals, resamples and workers must be >= 1, not {deals}, {resamples} and {workers}")
-    make_agents(",".join(specs), p, agent_seed(seed, p, 0))  # report a bad spec before playing
+    check_choice("unit", unit, UNITS)
+    if deals < 1 or resamples < 1 or workers < 1 or seed < 0:
+        raise ValueError(
+            f"deals, resamples and workers must be >= 1 and seed >= 0, not {deals}, {resamples}, {workers} and {seed}"
+        )
+    packed = pack_entries(specs, p, seed)
+    labels = [label(entry) for entry in specs]
     workers = min(workers, p) if deals * p >= PARALLEL_MIN_MATCHES else 1
     if workers == 1:
         by_rotation = []
         for r in range(p):
             step = None if progress is None else (lambda n_done, base=r * deals: progress(base + n_done))
-            by_rotation.append(play_rotation(rules, specs, r, deals, seed, batch, step))
+            by_rotation.append(play_rotation(rules, pickle.loads(packed), r, deals, seed, batch, step))
     else:
-        by_rotation = _parallel(rules, specs, deals, seed, batch, progress, workers)
-    entries = summarize(specs, by_rotation, seed, resamples)
-    return TournamentResult(rules, specs, seed, deals, batch, resamples, entries, by_rotation)
+        by_rotation = _parallel(rules, packed, deals, seed, batch, progress, workers)
+    entries = summarize(labels, by_rotation, seed, resamples, unit)
+    return TournamentResult(rules, labels, seed, deals, batch, resamples, unit, entries, by_rotation)
 
 
 def _parallel(
     rules: Rules,
-    specs: list[str],
+    packed: bytes,
     deals: int,
     seed: int,
     batch: int,
@@ -448,6 +575,6 @@ def _parallel(
 ) -> list[SeatStats]:
     """The rotations played by ``workers`` spawned processes (progress polled from shared counters)."""
     done = SPAWN.Array("q", rules.players, lock=False)
-    jobs = [(rules, specs, r, deals, seed, batch) for r in range(rules.players)]
+    jobs = [(rules, packed, r, deals, seed, batch) for r in range(rules.players)]
     poll = None if progress is None else (lambda: progress(sum(done)))
     return map_spawned(_worker_rotation, jobs, workers, _init_worker, (done,), poll)

@@ -2,7 +2,8 @@
 
 A thin front end on the AEC environment (``episode="match"``): every rule comes from the
 engine. Each turn shows the scores, the trick so far, the hand sorted by strength and the
-legal cards with the reason they are legal; input is read with :func:`input`.
+legal cards with the reason they are legal; input is read with :func:`input`. A record
+file gets the whole match, or the match so far when the person quits.
 """
 
 from __future__ import annotations
@@ -232,8 +233,8 @@ class Game:
                 return card
             self.show_legal(st)
 
-    def run(self) -> tuple[bool, dict[str, Any] | None]:
-        """Play the match; returns ``(finished, record)`` (``record`` once finished)."""
+    def run(self) -> tuple[bool, dict[str, Any]]:
+        """Play the match; returns ``(finished, record)``: the record so far when the person quits."""
         env = self.env
         env.reset(seed=self.seed)
         self.say(
@@ -251,7 +252,7 @@ class Game:
                 self.show_table(st)
                 card = self.ask(st)
                 if card is None:
-                    return False, None
+                    return False, self.record()
             else:
                 bits = np.full(1, env.legal_bits())
                 card = int(decide(self.agents[s], self.rules, st, np.zeros(1, np.int64), bits)[0])
@@ -265,9 +266,13 @@ class Game:
                     self.show_match_end(end)
             elif int(env.engine_state.trick_no[0]) > t:
                 self.say(f"trick {t + 1} taken by {self._name(int(env.engine_state.trick_winner[0, t]))}")
-        rec = env.record()
+        return True, self.record()
+
+    def record(self) -> dict[str, Any]:
+        """The match record so far (the env's): finished rounds complete, the round in progress as far as played."""
+        rec = self.env.record()
         rec["agents"] = list(self.specs)
-        return True, rec
+        return rec
 
 
 def play(
@@ -278,15 +283,19 @@ def play(
     record: str | None = None,
     console: Console | None = None,
 ) -> int:
-    """Run ``agurk play``; returns the exit status (0, also when the person quits)."""
+    """Run ``agurk play``; returns the exit status (0, also on quitting, which writes ``record`` so far)."""
     game = Game(rules, opponents, seat, seed, console)
     finished, rec = game.run()
-    if not finished:
-        game.say("bye" + (" (no record written)" if record else ""))
-        return 0
-    if record and rec is not None:
+    if record:
         with open(record, "w", encoding="utf-8", newline="\n") as f:
             f.write(json.dumps(rec) + "\n")
-        game.say(f"record written to {escape(record)}")
+        if finished:
+            game.say(f"record written to {escape(record)}")
+        else:
+            done = len(rec["rounds"]) - 1
+            game.say(
+                f"partial record written to {escape(record)}: the match so far ({done} finished "
+                f"round{'s' * (done != 1)} and the round in progress; no winners)"
+            )
     game.say("bye")
     return 0

@@ -5,10 +5,12 @@ where agents are asked for moves; :class:`RandomAgent` is the uniform random age
 adapter defaults to.
 
 An agent acts for many games at once: a batch of decisions in, a batch of actions
-out. A fair agent reads only ``legal`` (or ``bits``), ``obs`` (the observation of
-:mod:`agurk_env.observation`) and ``public`` (the engine state with every hand but the
-mover's hidden); only an agent that declares ``sees_all`` (the oracle) may read
-``truth``. Everything is computed on first use, so an agent pays only for what it reads.
+out. A fair agent reads only ``legal`` (or ``bits``), ``seat`` and ``hand`` (the mover's
+seat and cards), ``trick_seats`` / ``trick_cards`` (the current trick in playing order),
+``obs`` (the observation of :mod:`agurk_env.observation`) and ``public`` (the engine
+state with every hand but the mover's hidden); only an agent that declares ``sees_all``
+(the oracle) may read ``truth``. None of them needs a private field. Everything is
+computed on first use, so an agent pays only for what it reads.
 
 ``Decision.obs`` is :func:`agurk_env.observation.observe` of the true state for the
 mover: every slice of it is computed from public facts and the mover's own hand, so
@@ -57,6 +59,38 @@ class Decision:
     def legal(self) -> np.ndarray:
         """``(k, A)`` bool legal cards of the player to move."""
         return engine.unpack(self.bits, self.rules.num_actions)
+
+    @cached_property
+    def seat(self) -> np.ndarray:
+        """``(k,)`` int64 seat of the player to move in each game."""
+        return self._state.cur[self.games].astype(np.int64)
+
+    @cached_property
+    def hand(self) -> np.ndarray:
+        """``(k, A)`` int8 cards the player to move holds, counted per card (action order)."""
+        return self._state.hands[self.games, self.seat]
+
+    @cached_property
+    def trick_seats(self) -> np.ndarray:
+        """``(k, P)`` int64 seats that played in the current trick, in playing order from its leader; ``-1`` pads."""
+        st, p = self._state, self.rules.players
+        clockwise = (st.leader[self.games, None].astype(np.int64) + np.arange(p)) % p  # from the leader
+        played = np.take_along_axis(self._trick_by_seat, clockwise, axis=1) >= 0
+        seats = np.take_along_axis(clockwise, np.argsort(~played, axis=1, kind="stable"), axis=1)  # seats out skipped
+        return np.where(np.sort(~played, axis=1), -1, seats)
+
+    @cached_property
+    def trick_cards(self) -> np.ndarray:
+        """``(k, P)`` int64 cards of the current trick in playing order (by ``trick_seats``); ``-1`` pads."""
+        seats = self.trick_seats
+        cards = np.take_along_axis(self._trick_by_seat, np.maximum(seats, 0), axis=1)
+        return np.where(seats >= 0, cards, -1)
+
+    @cached_property
+    def _trick_by_seat(self) -> np.ndarray:
+        """``(k, P)`` int64 card of each seat in the current trick (``-1``: none yet, or out)."""
+        st = self._state
+        return st.tricks[self.games, st.trick_no[self.games]].astype(np.int64)
 
     @cached_property
     def public(self) -> engine.State:

@@ -138,7 +138,15 @@ class Rules:
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> Rules:
-        """The named preset, with any options overridden on top of it."""
+        """The named preset (``agurk rules`` lists them), with any options overridden on top of it.
+
+        ``overrides`` are rule options by name (any field of :class:`Rules`); an unknown
+        preset or option, a bad value or an impossible combination raises :class:`RulesError`::
+
+            Rules.preset("danish21")                         # limit 21, aces lock any trick
+            Rules.preset("standard", players=3, limit=21)    # standard rules for three seats, out at 21
+            Rules.preset("lives", players=5, hand_size=6)    # lives mode: 3 lives per seat, 6 cards each
+        """
         if name not in PRESETS:
             raise RulesError(f"unknown preset {name!r}; presets are: {', '.join(PRESETS)}")
         return cls.from_dict({**PRESETS[name], **overrides})

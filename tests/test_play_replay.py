@@ -18,6 +18,7 @@ from rich.console import Console
 from agurk import cli
 from agurk.play import Game, legal_reason
 from agurk.replay import frames
+from agurk_env.reference import ReferenceMatch
 from agurk_env.rules import CARDS, PRESETS, Rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,6 +95,59 @@ def test_play_quits_cleanly() -> None:
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def _replay_partial(rec: dict) -> list[tuple[int, str]]:
+    """Replay a record that stops inside a round through the scalar reference; return every play ``(seat, card)``."""
+    rules = Rules.from_dict(rec["rules"])
+    match = ReferenceMatch(rules)
+    plays = []
+    for r, rnd in enumerate(rec["rounds"]):
+        assert match.dealer == rnd["dealer"], f"round {r + 1}"
+        match.start_round([[CARDS.index(c) for c in hand] for hand in rnd["hands"]])
+        for t, trick in enumerate(rnd["tricks"]):
+            assert match.leader == trick["leader"], f"round {r + 1} trick {t + 1}"
+            for seat, name in trick["plays"]:
+                assert match.to_move == seat and CARDS.index(name) in match.legal()
+                match.play(CARDS.index(name))
+                plays.append((seat, name))
+            if "winner" in trick:
+                assert match.trick_winners[t] == trick["winner"]
+        if "penalties" in rnd:  # a finished round
+            assert not match.in_round and match.last_round.scores == rnd["scores"]
+            assert match.last_round.penalties == rnd["penalties"]
+        else:
+            assert r == len(rec["rounds"]) - 1 and match.in_round  # only the last round may be in progress
+    return plays
+
+
+def test_play_quit_writes_the_partial_record(tmp_path: Path) -> None:
+    # 9 turns: round 1 (7 tricks) finished, then two cards into round 2; no seat can be out yet at limit 30
+    out = tmp_path / "partial.jsonl"
+    child = _spawn("play", "--seed", "6", "--seat", "1", "--record", str(out))
+    rng = np.random.default_rng(2)
+    sent = []
+    for _ in range(9):
+        _, legal = _turn(child)
+        sent.append(str(rng.choice(legal)))
+        child.sendline(sent[-1])
+    _turn(child)
+    child.sendline("q")
+    child.expect(r"partial record written to \S+: the match so far \(1 finished round and the round in progress")
+    child.expect("bye")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    lines = out.read_text().splitlines()
+    assert len(lines) == 1
+    rec = json.loads(lines[0])
+    assert rec["agents"] == ["random", "human", "random", "random"] and "winners" not in rec
+    assert rec["seed"] == 6 and len(rec["rounds"]) == 2 and "penalties" in rec["rounds"][0]
+    assert len(rec["rounds"][0]["tricks"]) == 7 and "penalties" not in rec["rounds"][1]
+    plays = _replay_partial(rec)
+    assert [c for s, c in plays if s == 1] == sent  # every card typed, in order, and nothing after the quit
+    current = rec["rounds"][1]["tricks"][-1]
+    assert "winner" not in current and all(s != 1 for s, _ in current["plays"])  # quit with seat 1 to move
 
 
 @pytest.mark.parametrize(

@@ -43,14 +43,17 @@ def add_parser(sub: Any) -> None:
             "Per entry: match win rate (a win shared by k counts 1/k), mean penalty per round\n"
             "played, rate of taking the last trick, each with a 95% bootstrap CI over deals, and a\n"
             "Plackett-Luce rating from the finishing orders (Elo scale, entries' mean 0) with a\n"
-            "bootstrap CI. The same command line always gives the same numbers. docs/evaluate.md\n"
-            "explains the statistics."
+            "bootstrap CI. --unit round scores single rounds of the same matches instead: the round\n"
+            "win rate (the k seats with a round's lowest penalty share it, 1/k each) per round played\n"
+            "and a rating from the rounds' orders by penalty. The same command line always gives the\n"
+            "same numbers. docs/evaluate.md explains the statistics."
         ),
         epilog=(
             "examples:\n"
             "  agurk evaluate --agents guard,random,random,random --matches 1000 --seed 0\n"
             "  agurk evaluate --agents shed,guard,counter,ducker --matches 10000 --seed 0 --json runs/h.json\n"
-            "  agurk evaluate --rules every_trick --set players=3 --agents ducker,guard,random --matches 500"
+            "  agurk evaluate --rules every_trick --set players=3 --agents ducker,guard,random --matches 500\n"
+            "  agurk evaluate --agents guard,random,random,random --matches 1000 --unit round"
         ),
     )
     add_rules_options(p)
@@ -89,6 +92,13 @@ def add_parser(sub: Any) -> None:
         default=None,
         help="processes that play the rotations side by side (> 0; default: the CPU count, at most 4); runs of "
         "fewer than 4000 matches use one. The numbers do not depend on it",
+    )
+    p.add_argument(
+        "--unit",
+        choices=("match", "round"),
+        default="match",
+        help="what the win rate and rating score: whole matches (default) or single rounds; the agents play the "
+        "same matches either way",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, and no table when --json is given")
     p.set_defaults(func=run)
@@ -136,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
                 resamples=args.bootstrap,
                 progress=progress,
                 workers=args.workers,
+                unit=args.unit,
             )
     except KeyboardInterrupt:
         if out is not None:
@@ -170,19 +181,23 @@ def _print_evaluation(result: Any, label: str, seconds: float, to_stderr: bool) 
         return Text.assemble(f"{num(value, fmt)} ", (interval, "dim"))
 
     p = result.rules.players
+    by_round = result.unit == "round"
+    played = f", {result.rounds_played} rounds" if by_round else ""
+    orders = "each round's order by penalty" if by_round else "finishing orders"
+    won = "round win: the lowest round penalty (k tied: 1/k each); " if by_round else ""
     table = Table(
-        title=f"evaluate: {label}, {p} players, seed {result.seed}",
+        title=f"evaluate: {label}, {p} players, seed {result.seed}" + (", unit: round" if by_round else ""),
         title_justify="left",
         caption=Text(
-            f"{result.deals} deals x {p} seatings = {result.deals * p} matches in {seconds:.1f} s; "
-            f"[95% bootstrap CI over deals, {result.resamples} resamples]; rating: Plackett-Luce "
-            "on finishing orders, Elo scale (400 * log10 strength), entries' mean 0"
+            f"{result.deals} deals x {p} seatings = {result.deals * p} matches{played} in {seconds:.1f} s; "
+            f"[95% bootstrap CI over deals, {result.resamples} resamples]; {won}rating: Plackett-Luce "
+            f"on {orders}, Elo scale (400 * log10 strength), entries' mean 0"
         ),
         caption_justify="left",
     )
     table.add_column("#", justify="right")
     table.add_column("agent", style="bold")
-    table.add_column("win rate", justify="right")
+    table.add_column("round win rate" if by_round else "win rate", justify="right")
     table.add_column("penalty / round", justify="right")
     table.add_column("last trick", justify="right")
     table.add_column("rating", justify="right")

@@ -18,7 +18,7 @@ def add_parser(sub: Any) -> None:
         description=(
             "Play a whole match in one seat against agents. Each turn shows the scores, the trick\n"
             "so far, your hand by strength, and the legal cards with the reason. Type a card name\n"
-            "(10, K, a) or #number from your hand; q quits."
+            "(10, K, a) or #number from your hand; q quits (with --record, writing the match so far)."
         ),
         epilog="examples:\n  agurk play\n  agurk play --rules danish21 --set players=3 --opponents guard --seed 7",
     )
@@ -31,7 +31,13 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--seat", metavar="N", type=int, default=0, help="your seat (default: 0, the first dealer)")
     p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals and agents (>= 0; default: 0)")
-    p.add_argument("--record", metavar="FILE", default=None, help="write the match record (one JSON line) at the end")
+    p.add_argument(
+        "--record",
+        metavar="FILE",
+        default=None,
+        help="write the match record (one JSON line) at the end; on q, the match so far (finished rounds and the "
+        "round in progress)",
+    )
     p.set_defaults(func=run)
 
 
