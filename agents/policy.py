@@ -14,6 +14,8 @@ one-line :class:`CheckpointError`.
 
 from __future__ import annotations
 
+import pickle
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -105,23 +107,60 @@ def pad_legal(legal: np.ndarray, actions: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- checkpoints
 
 
+NOT_OURS = "not a checkpoint written by agurk train"
+"""What the load errors call a file that is no checkpoint of this project."""
+
+
+def _unreadable(path: Path, error: Exception) -> str:
+    """Why torch could not read ``path``, in the file's own terms (never torch's message)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError as e:
+        return f"cannot be read: {e.strerror or e}"
+    if not head:
+        return f"is empty, {NOT_OURS}"
+    if head.startswith(b"PK\x03\x04"):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                names = archive.namelist()
+        except (zipfile.BadZipFile, OSError):
+            return "is a truncated or damaged checkpoint (an incomplete zip archive: a copy cut short?)"
+        if not any(name.endswith("data.pkl") for name in names):
+            return f"is a zip archive but {NOT_OURS} (give checkpoints/latest.pt or best.pt)"
+        if isinstance(error, pickle.UnpicklingError):
+            return f"is a torch file but {NOT_OURS} (it holds Python objects, not only tensors and plain values)"
+        return "is a damaged torch file (its contents cannot be read)"
+    try:
+        head.decode("utf-8")
+        text = b"\0" not in head
+    except UnicodeDecodeError as e:
+        text = e.start >= len(head) - 3  # only a character cut at the end of the head
+    return f"is a text file, {NOT_OURS}" if text else f"is {NOT_OURS} (expected a torch zip archive)"
+
+
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
     """Read a checkpoint written by :func:`save_checkpoint`; raise :class:`CheckpointError` if it is not one."""
     path = Path(path)
     if path.is_dir():
-        best = path / "checkpoints" / "best.pt"
-        path = best if best.exists() else path / "checkpoints" / "latest.pt"
-    if not path.is_file():
+        best, latest = path / "checkpoints" / "best.pt", path / "checkpoints" / "latest.pt"
+        if not best.exists() and not latest.exists():
+            raise CheckpointError(f"no checkpoint in the folder {str(path)!r} (no checkpoints/best.pt or latest.pt)")
+        path = best if best.exists() else latest
+    if not path.exists():
         raise CheckpointError(f"no checkpoint at {str(path)!r}")
+    if not path.is_file():
+        raise CheckpointError(f"{str(path)!r} is not a file, {NOT_OURS}")
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # torch raises many kinds on a damaged file
-        reason = " ".join(str(e).split())[:120] or type(e).__name__
-        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint ({reason})") from None
+    except Exception as e:  # torch raises many kinds on a damaged or foreign file
+        raise CheckpointError(f"{str(path)!r} {_unreadable(path, e)}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise CheckpointError(f"{str(path)!r} is not an agurk PPO checkpoint (no format tag {FORMAT!r})")
+        raise CheckpointError(f"{str(path)!r} is a torch file but {NOT_OURS} (no format tag {FORMAT!r})")
     if data.get("version") != VERSION:
-        raise CheckpointError(f"checkpoint {str(path)!r} has version {data.get('version')!r}, not {VERSION}")
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} has layout version {data.get('version')!r}; this agurk reads version {VERSION}"
+        )
     if data.get("obs_size") != observation.SIZE:
         raise CheckpointError(
             f"checkpoint {str(path)!r} expects observations of size {data.get('obs_size')}, "
@@ -135,9 +174,11 @@ def net_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint") -
     try:
         net = PolicyNet(int(data["obs_size"]), int(data["actions"]), [int(h) for h in data["hidden"]])
         net.load_state_dict(data["model"])
-    except (KeyError, TypeError, ValueError, RuntimeError) as e:
-        reason = " ".join(str(e).split())[:120]
-        raise CheckpointError(f"checkpoint {str(path)!r} does not hold a matching network ({reason})") from None
+    except (KeyError, TypeError, ValueError, RuntimeError):
+        shape = f"hidden {data.get('hidden')!r}, {data.get('actions')!r} actions"
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} is damaged: its weights do not fit the network it records ({shape})"
+        ) from None
     return net.eval()
 
 

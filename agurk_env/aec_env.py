@@ -1,14 +1,19 @@
 """Agurk as a PettingZoo AEC environment: a thin adapter on the engine with batch size 1.
 
-``env(rules="standard", episode="round", render_mode=None, **options)`` returns the
-environment in PettingZoo's ``OrderEnforcingWrapper``; ``raw_env(...)`` is the bare one.
-``rules`` is a preset name or a :class:`~agurk_env.rules.Rules`; ``**options`` override
-any RULES.md option (``players=5``, ``limit=21``, ...). Every rule is the engine's
+``env(rules="standard", episode="round", render_mode=None, out_seats="stay", **options)``
+returns the environment in PettingZoo's ``OrderEnforcingWrapper``; ``raw_env(...)`` is the
+bare one. ``rules`` is a preset name or a :class:`~agurk_env.rules.Rules`; ``**options``
+override any RULES.md option (``players=5``, ``limit=21``, ...). Every rule is the engine's
 (:mod:`agurk_env.engine`); this module only turns its state into the AEC interface.
 
 Agents:
     ``player_0`` .. ``player_{n-1}``; ``player_i`` sits in seat ``i`` (seat 0 deals round 1).
-    ``agents`` holds the seats still in the match, in seat order.
+    With ``out_seats="stay"`` (the default) ``agents`` holds every seat for the whole
+    episode: a seat out of the match never gets a turn (``agent_selection`` is always a seat
+    still in, so its mask is all zeros), and every seat is terminated at once when the
+    episode ends. ``out_seats="leave"`` is the earlier behaviour: ``agents`` holds the seats
+    still in the match at the reset, and in match episodes a seat is terminated at the end
+    of the round in which it goes out and leaves ``agents`` after its dead step.
 
 Actions:
     ``Discrete(13)``, or ``Discrete(14)`` with jokers: action ``i`` plays ``CARDS[i]``.
@@ -20,24 +25,44 @@ Observations:
     ``action_mask`` marks the legal cards of the agent to move; it is all zeros for any
     other agent and after the episode ends.
 
+State:
+    ``state()`` is the full-information vector of :func:`agurk_env.state.state_vector`
+    (every hand, absolute seats; slices in ``agurk_env.state.SLICES``) for centralized
+    critics, and ``state_space`` its ``Box``.
+
 Episodes and rewards:
-    ``episode="round"``: one round (``hand_size`` tricks). When it ends every seat in it
-    gets ``-penalty / limit`` (its penalty points this round over the rules' limit, so a
-    king in the last trick costs ``-13/30`` under ``standard``; in lives mode too).
+    ``episode="round"``: one round (``hand_size`` tricks). When it ends every seat gets
+    ``-penalty / limit`` (its penalty points this round over the rules' limit, so a king in
+    the last trick costs ``-13/30`` under ``standard``; in lives mode too; 0 for a seat out).
     Scores carry over: a reset without a seed deals the next round of the same match, or
     the first round of the next match once the match is over; seats already out sit out.
 
-    ``episode="match"``: the whole match. A seat gets its placement reward when it leaves
-    the match (it is then terminated and removed from ``agents`` after its dead step);
-    the winners get theirs when the match ends. Seats are placed by when they left
-    (later is better, winners first); seats that leave in the same round share the mean
-    of their places. Place ``q`` (1 = best, out of ``n`` seats) is worth
-    ``1 - 2 (q - 1) / (n - 1)``: +1 for a sole winner, -1 for the first out, 0 in sum.
+    ``episode="match"``: the whole match. A seat gets its placement reward at the end of
+    the round in which it leaves the match; the winners get theirs when the match ends.
+    Seats are placed by when they left (later is better, winners first); seats that leave
+    in the same round share the mean of their places. Place ``q`` (1 = best, out of ``n``
+    seats) is worth ``1 - 2 (q - 1) / (n - 1)``: +1 for a sole winner, -1 for the first
+    out, 0 in sum.
 
-    Rewards always reach the seat they belong to (a last-trick penalty often falls on a
-    seat that did not act last): they accumulate in ``_cumulative_rewards`` and
-    ``last()`` hands them over on that seat's next turn or dead step. ``infos[agent]``
-    holds the last finished round's ``penalty``, ``score`` and ``out`` for each seat in it.
+    ``rewards`` holds every agent's reward of the last step, so a last-trick penalty that
+    falls on a seat that did not act last is there too; they also accumulate in
+    ``_cumulative_rewards``, and ``last()`` hands them over on that seat's next turn or
+    dead step. ``infos[agent]`` holds the last finished round's ``penalty``, ``score`` and
+    ``out`` of each seat that played it.
+
+Other libraries:
+    Clients read an AEC env in three ways, and ``out_seats="stay"`` is the design under
+    which all three give every seat its true return in both episode kinds: Tianshou's
+    ``PettingZooEnv`` ends the episode as soon as the agent selected after a step is
+    terminated and reads ``rewards`` of the agents listed there after every step (keeping
+    the last value of a seat no longer listed); RLlib's ``PettingZooEnv`` reads ``last()``
+    of each agent as it is selected, dead steps included; PettingZoo's
+    ``turn_based_aec_to_parallel`` reads ``rewards`` after each step and builds every
+    observation before it takes the dead steps that follow. With every seat listed
+    until the end and nobody terminated before it, there is no early end, no stale
+    reward, and the seat to move always holds its mask; a seat out never needs an action.
+    One policy playing every seat through stable-baselines3 (PettingZoo's action-mask
+    tutorial) needs :class:`agurk_env.wrappers.AgurkRewardWrapper`.
 
 Seeds:
     ``reset(seed=S)`` starts match 0 of seed ``S``, dealt exactly as ``agurk simulate
@@ -59,14 +84,16 @@ Records:
     format (see :meth:`raw_env.record`).
 
 Version history:
-    v0: first version.
+    v1: every seat is an agent until the episode ends (``out_seats="stay"``, the default);
+    ``state()`` and ``state_space``.
+    v0: first version (its seats behave as ``out_seats="leave"``).
 """
 
 from __future__ import annotations
 
 import operator
 import secrets
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, get_args
 
 import gymnasium
 import numpy as np
@@ -79,6 +106,11 @@ from agurk_env.render import RENDER_MODES, illegal_message, render_text
 from agurk_env.rewards import EPISODES, Episode, placement_rewards, round_rewards
 from agurk_env.rules import Rules, check_choice, make_rules
 from agurk_env.spaces import observation_box
+from agurk_env.state import state_box, state_vector
+
+OutSeats = Literal["stay", "leave"]
+OUT_SEATS: tuple[str, ...] = get_args(OutSeats)
+"""What becomes of a seat out of the match: it stays an agent until the episode ends, or it leaves."""
 
 _MASKS_I8 = engine.MEMBERS.astype(np.int8)  # card set -> int8 mask over 14 cards
 
@@ -86,36 +118,46 @@ _MASKS_I8 = engine.MEMBERS.astype(np.int8)  # card set -> int8 mask over 14 card
 # ----------------------------------------------------------------------------- the environment
 
 
-def env(rules: str | Rules = "standard", episode: Episode = "round", render_mode: str | None = None, **options: Any):
+def env(
+    rules: str | Rules = "standard",
+    episode: Episode = "round",
+    render_mode: str | None = None,
+    out_seats: OutSeats = "stay",
+    **options: Any,
+):
     """The Agurk AEC environment in PettingZoo's standard ``OrderEnforcingWrapper``.
 
     Args:
         rules: A preset name (``agurk rules``) or a :class:`Rules`.
         episode: ``"round"`` or ``"match"`` (see the module docstring).
         render_mode: ``None``, ``"ansi"`` or ``"human"``.
+        out_seats: ``"stay"`` (every seat an agent until the episode ends) or ``"leave"``.
         **options: Rule options overriding the preset's (``players=5``, ``limit=21``, ...).
     """
-    return wrappers.OrderEnforcingWrapper(raw_env(rules, episode=episode, render_mode=render_mode, **options))
+    return wrappers.OrderEnforcingWrapper(raw_env(rules, episode, render_mode, out_seats, **options))
 
 
 class raw_env(AECEnv):
     """The bare Agurk AEC environment (see the module docstring); prefer :func:`env`."""
 
-    metadata: ClassVar[dict[str, Any]] = {"name": "agurk_v0", "render_modes": RENDER_MODES, "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {"name": "agurk_v1", "render_modes": RENDER_MODES, "is_parallelizable": False}
 
     def __init__(
         self,
         rules: str | Rules = "standard",
         episode: Episode = "round",
         render_mode: str | None = None,
+        out_seats: OutSeats = "stay",
         **options: Any,
     ) -> None:
         super().__init__()
         self.rules = make_rules(rules, **options)
         check_choice("episode", episode, EPISODES)
         check_choice("render_mode", render_mode, [None, *RENDER_MODES])
+        check_choice("out_seats", out_seats, OUT_SEATS)
         self.episode = episode
         self.render_mode = render_mode
+        self.out_seats = out_seats
         p, self._actions = self.rules.players, self.rules.num_actions
         self.possible_agents = [f"player_{s}" for s in range(p)]
         self._seat = {a: s for s, a in enumerate(self.possible_agents)}
@@ -130,6 +172,7 @@ class raw_env(AECEnv):
             for a in self.possible_agents
         }
         self._action_spaces = {a: gymnasium.spaces.Discrete(self._actions) for a in self.possible_agents}
+        self.state_space = state_box(self.rules)
         self._state: engine.State | None = None
         self._legal: int | None = None  # legal card set of the agent to move, once computed
         self._end_states: dict[str, engine.State] = {}  # what a terminated agent still observes
@@ -178,7 +221,10 @@ class raw_env(AECEnv):
             st = engine.set_hands(self.rules, st, hand_counts(self.rules, st, options["hands"])[None])
         self._state, self._legal = st, None
         self._end_states = {}
-        self.agents = [self.possible_agents[s] for s in np.flatnonzero(st.alive[0]).tolist()]
+        if self.out_seats == "stay":
+            self.agents = list(self.possible_agents)
+        else:
+            self.agents = [self.possible_agents[s] for s in np.flatnonzero(st.alive[0]).tolist()]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
@@ -224,17 +270,20 @@ class raw_env(AECEnv):
         """Hand out the round's (or match's) rewards, terminate the seats done, deal on in a match."""
         self._round_ends.append(st)
         pen, score, out = st.round_penalty[0].tolist(), st.scores[0].tolist(), st.out_now[0].tolist()
+        played = (st.alive[0] | st.out_now[0]).tolist()
         if self.episode == "round":
             finished = [True] * self.rules.players
             reward = round_rewards(self.rules, st)[0].tolist()
         else:
             done, rew = placement_rewards(self.rules, st)
-            finished, reward = done[0].tolist(), rew[0].tolist()
+            finished = done[0].tolist() if self.out_seats == "leave" else [bool(st.match_over[0])] * self.rules.players
+            reward = rew[0].tolist()
         for agent in self.agents:
             s = self._seat[agent]
-            self.infos[agent] = {"penalty": pen[s], "score": score[s], "out": out[s]}
+            if played[s]:
+                self.infos[agent] = {"penalty": pen[s], "score": score[s], "out": out[s]}
+            self.rewards[agent] = reward[s]
             if finished[s]:
-                self.rewards[agent] = reward[s]
                 self.terminations[agent] = True
                 self._end_states[agent] = st
         if self.episode == "match" and not st.match_over[0]:
@@ -258,6 +307,10 @@ class raw_env(AECEnv):
     def action_mask(self) -> np.ndarray:
         """``(A,)`` bool mask of the legal cards of the agent to move."""
         return engine.MEMBERS[self.legal_bits(), : self._actions].copy()
+
+    def state(self) -> np.ndarray:
+        """The full-information state vector ``(state.SIZE,)`` of the match in play (see :mod:`agurk_env.state`)."""
+        return state_vector(self.rules, self.engine_state)[0]
 
     def render(self) -> str | None:
         """The table as text (``"ansi"``), printed (``"human"``); warns without a render mode."""

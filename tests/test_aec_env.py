@@ -40,6 +40,85 @@ def test_pettingzoo_conformance(preset: str, options: dict, episode: str) -> Non
         render_test(lambda render_mode=None: env(preset, episode=episode, render_mode=render_mode, **options))
 
 
+@pytest.mark.parametrize("episode", ["round", "match"])
+def test_pettingzoo_conformance_with_out_seats_leaving(episode: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(env("standard", episode=episode, out_seats="leave", limit=5), num_cycles=400)
+        seed_test(lambda: env("standard", episode=episode, out_seats="leave", limit=5), num_cycles=400)
+
+
+def _play_match(e, rng: np.random.Generator, check) -> None:
+    """Random legal cards (dead steps for terminated agents) until the episode is over, ``check()`` before each step."""
+    while e.agents:
+        check()
+        agent = e.agent_selection
+        obs = e.observe(agent)
+        e.step(None if e.terminations[agent] else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+
+
+@pytest.mark.parametrize("episode", ["round", "match"])
+def test_every_seat_stays_an_agent_until_the_episode_ends(episode: str) -> None:
+    """Default ``out_seats="stay"``: all seats in ``agents`` and ``rewards``, no early end, seats out never move."""
+    rules = Rules.preset("standard", limit=5)
+    e = raw_env(rules, episode=episode)
+    rng = np.random.default_rng(0)
+    sat_out = 0
+
+    def check() -> None:
+        nonlocal sat_out
+        st = e.engine_state
+        done = [e.terminations[a] for a in e.agents]
+        assert list(e.rewards) == e.agents
+        assert all(done) or not any(done)  # everyone at once, at the end (then the dead steps)
+        if not any(done):
+            assert e.agents == e.possible_agents and st.alive[0, int(e.agent_selection[-1])]
+            for s in np.flatnonzero(~st.alive[0]):
+                sat_out += 1
+                assert not e.observe(f"player_{s}")["action_mask"].any()
+
+    for seed in range(4):
+        e.reset(seed=seed)
+        while True:
+            _play_match(e, rng, check)
+            if e.engine_state.match_over[0]:
+                break
+            e.reset()
+    assert sat_out > 0
+
+
+def test_out_seats_leave_keeps_the_earlier_behaviour() -> None:
+    """``out_seats="leave"``: a seat out is terminated in the round it goes out and leaves; round episodes skip it."""
+    rules = Rules.preset("standard", limit=5)
+    rng = np.random.default_rng(1)
+    m = raw_env(rules, episode="match", out_seats="leave")
+    m.reset(seed=2)
+    out_before_end = False
+
+    def check() -> None:
+        nonlocal out_before_end
+        st = m.engine_state
+        terminated = {a for a in m.agents if m.terminations[a]}
+        assert {m.possible_agents[s] for s in np.flatnonzero(st.alive[0])} <= set(m.agents)
+        if terminated and not st.match_over[0]:
+            out_before_end = True
+            assert all(not st.alive[0, int(a[-1])] for a in terminated)
+
+    _play_match(m, rng, check)
+    assert out_before_end and m.engine_state.match_over[0]
+    r = raw_env(rules, out_seats="leave")
+    r.reset(seed=2)
+    while True:
+        assert r.agents == [r.possible_agents[s] for s in np.flatnonzero(r.engine_state.alive[0])]
+        _play_match(r, rng, lambda: None)
+        if r.engine_state.match_over[0]:
+            break
+        r.reset()
+    assert len(r.round_ends) > 1 and not r.round_ends[-2].alive[0].all()  # the last round was played without a seat
+    with pytest.raises(ValueError, match="out_seats"):
+        raw_env(rules, out_seats="remove")
+
+
 def test_spaces_and_names() -> None:
     e = env("jokers", players=5)
     e.reset(seed=0)

@@ -14,18 +14,18 @@ def _python_blocks() -> list[str]:
     return re.findall(r"^```python\n(.*?)^```", DOC.read_text(), flags=re.S | re.M)
 
 
-def test_the_doc_has_both_examples_of_at_most_ten_lines() -> None:
+def test_the_doc_has_its_examples_of_at_most_ten_lines() -> None:
     blocks = _python_blocks()
-    assert len(blocks) == 2
-    assert "agent_iter" in blocks[0] and "MaskablePPO" in blocks[1]
+    assert len(blocks) == 3
+    assert "agent_iter" in blocks[0] and "MaskablePPO" in blocks[1] and "AgurkRewardWrapper" in blocks[2]
     for block in blocks:
         code = [line for line in block.splitlines() if line.strip() and not line.startswith(("import", "from"))]
         assert len(code) <= 10
 
 
-@pytest.mark.parametrize("index", [0, 1], ids=["pettingzoo_loop", "maskable_ppo"])
+@pytest.mark.parametrize("index", [0, 1, 2], ids=["pettingzoo_loop", "maskable_ppo", "reward_wrapper"])
 def test_example_runs(index: int, capsys: pytest.CaptureFixture[str]) -> None:
-    if index == 1:
+    if index >= 1:
         import torch
 
         torch.set_num_threads(1)

@@ -326,11 +326,11 @@ def test_corrupt_missing_and_mismatched_checkpoints_give_one_line_errors(
 ) -> None:
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a checkpoint at all")
-    with pytest.raises(CheckpointError, match="corrupt or not a checkpoint"):
+    with pytest.raises(CheckpointError, match="is a text file, not a checkpoint written by agurk train"):
         load_checkpoint(bad)
     with pytest.raises(CheckpointError, match="no checkpoint"):
         load_checkpoint(tmp_path / "missing.pt")
-    with pytest.raises(AgentSpecError, match="corrupt"):
+    with pytest.raises(AgentSpecError, match="not a checkpoint written by agurk train"):
         make_agents(f"ppo:{bad}", 4, 0)
     run = tmp_path / "run"
     (run / "checkpoints").mkdir(parents=True)
@@ -339,14 +339,14 @@ def test_corrupt_missing_and_mismatched_checkpoints_give_one_line_errors(
     config.write_text(yaml.safe_dump(TINY))
     assert main(["train", str(config), "--resume", str(run)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("agurk: error: checkpoint") and "corrupt" in err and "\n" not in err
+    assert err.startswith("agurk: error: ") and "is not a checkpoint written by agurk train" in err and "\n" not in err
     # a real checkpoint whose network does not match the config
     from training.ppo import FastTrainer
 
     FastTrainer(config_from_dict(TINY)).save(run / "checkpoints" / "latest.pt", 0.0)
     assert main(["train", str(config), "--resume", str(run), "--set", "hidden=[8]"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "does not match the config" in err and "\n" not in err
+    assert "the config does not match the run: network" in err and "\n" not in err
     assert main(["train", str(config), "--resume", str(run), "--set", "algo=sb3"]) == 2
     assert "was trained with algo 'fast'" in capsys.readouterr().err
     assert main(["train", str(tmp_path / "nope.yaml")]) == 2

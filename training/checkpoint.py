@@ -6,6 +6,7 @@ interrupted write leaves the previous file in place.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -26,7 +27,11 @@ def file_mode() -> int:
 
 
 def atomic_write(path: str | Path, write: Callable[[IO[bytes]], Any]) -> None:
-    """Create ``path`` from ``write(file)`` through a temporary file, flushed to disk, then ``os.replace``."""
+    """Create ``path`` from ``write(file)`` through a temporary file, flushed to disk, then ``os.replace``.
+
+    An exception while writing (an interruption too) removes the temporary file and leaves
+    the previous ``path`` as it was; ``training.run`` holds stop signals back around a save.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -40,6 +45,17 @@ def atomic_write(path: str | Path, write: Callable[[IO[bytes]], Any]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _sync_folder(path.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Flush a folder's entries to disk, so that a rename into it survives a crash (where the OS allows it)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.resources
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -141,6 +142,8 @@ class Config:
     """Torch device of the learner (``cpu`` or ``cuda``); the engine always runs on the CPU."""
     checkpoint_every: int = 0
     """Learner decisions between ``latest`` checkpoints besides the evaluations (``0``: at evaluations only)."""
+    checkpoint_minutes: float = 0.0
+    """Minutes of wall time between ``latest`` checkpoints besides the others (``0``: none by time)."""
     sb3_n_steps: int = 28
     """``algo: sb3`` only: MaskablePPO's ``n_steps`` per game."""
     pool: PoolConfig = field(default_factory=PoolConfig)
@@ -181,7 +184,8 @@ def _check(cfg: Config) -> None:
         raise ConfigError("players must name one player count with algo: sb3")
     for key in ("total_steps", "num_envs", "num_steps", "learning_rate", "minibatch_size", "update_epochs"):
         positive(key, getattr(cfg, key))
-    for key in ("time_limit", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "threads", "checkpoint_every"):
+    losses = ("ent_coef", "vf_coef", "max_grad_norm", "target_kl")
+    for key in ("time_limit", *losses, "threads", "checkpoint_every", "checkpoint_minutes"):
         non_negative(key, getattr(cfg, key))
     for key in ("gamma", "gae_lambda"):
         if not 0 <= getattr(cfg, key) <= 1:
@@ -217,6 +221,10 @@ def _check(cfg: Config) -> None:
         raise ConfigError(f"seed and eval.seed must be >= 0, not {cfg.seed} and {cfg.eval.seed}")
 
 
+_EXPONENT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+"""A number in exponent notation without a dot (``3e-4``), which YAML 1.1 leaves a string."""
+
+
 def _convert(key: str, hint: Any, value: Any) -> Any:
     """``value`` as type ``hint`` (YAML already parsed it), or a :class:`ConfigError` naming ``key``."""
     origin = typing.get_origin(hint)
@@ -247,6 +255,8 @@ def _convert(key: str, hint: Any, value: Any) -> Any:
         if not isinstance(value, bool):
             raise ConfigError(f"{key} must be true or false, not {value!r}")
         return value
+    if hint in (int, float) and isinstance(value, str) and _EXPONENT.fullmatch(value.strip()):
+        value = float(value)  # YAML 1.1 reads 3e-4 and 1e6 (no dot) as strings
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
             raise ConfigError(f"{key} must be an integer, not {value!r}")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agurk.cli.common import PROG, CliError, Formatter, positive, start_bar, stderr_console, stdout_console
+from agurk.cli.train import rl_extra_error
 from agurk_env.rules import PRESETS, Rules
 
 
@@ -136,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         from skill.report import command_line, skill_report
         from training.config import ConfigError, config_to_dict, load_config
     except ImportError as e:  # torch and matplotlib are optional dependencies
-        raise CliError(f"skill-report needs the rl extra: pip install 'agurk-rl[rl]' ({e.name} missing)") from None
+        raise rl_extra_error("agurk skill-report", (e.name or "torch").split(".")[0]) from None
     budget = BUDGETS[args.budget]
     variants = [v.strip() for v in args.variants.split(",")] if args.variants else list(budget.variants)
     for v in variants:

@@ -3,11 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agurk.cli.common import PROG, CliError, Formatter, stderr_console
+
+if TYPE_CHECKING:
+    from training.run import Signals
+
+RL_INSTALL = 'pip install -e ".[rl]"'
+"""How to install the optional learning dependencies in a clone of the repository (the package is not on PyPI)."""
+TRAIN_NEEDS = (("torch", "torch"), ("torch.utils.tensorboard", "tensorboard"))
+"""What ``agurk train`` imports for every config: (module, the package that provides it)."""
+SB3_NEEDS = (("stable_baselines3", "stable-baselines3"), ("sb3_contrib", "sb3-contrib"))
+"""What ``algo: sb3`` (and ``agurk bench train``) imports besides."""
+
+
+def rl_extra_error(command: str, package: str) -> CliError:
+    """The one-line error of ``command`` when ``package`` of the rl extra is not installed."""
+    return CliError(f"{command} needs {package}, from the rl extra: run {RL_INSTALL} in the root of the clone")
+
+
+def require_rl(command: str, needs: tuple[tuple[str, str], ...]) -> None:
+    """Raise :func:`rl_extra_error` for the first of ``needs`` (module, package) that cannot be imported."""
+    for module, package in needs:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            raise rl_extra_error(command, package) from None
 
 
 def add_parser(sub: Any) -> None:
@@ -20,24 +46,41 @@ def add_parser(sub: Any) -> None:
             "Train a policy from CONFIG.yaml (configs/quickstart.yaml and one config per headline preset\n"
             "are in configs/; docs/training.md explains every key). Writes a run folder: config.yaml\n"
             "(resolved), TensorBoard logs, checkpoints/latest.pt and best.pt (best evaluation against\n"
-            "the heuristics), and eval.json (the last evaluation). Ctrl-C saves latest.pt; --resume\n"
-            "continues from it. A checkpoint plays as the agent 'ppo:RUN/checkpoints/best.pt'."
+            "the heuristics), and eval.json (the last evaluation). --out refuses a folder that is not\n"
+            "empty (--force moves it aside). Ctrl-C, SIGTERM and SIGHUP save latest.pt and exit with\n"
+            "128 + the signal number (130, 143, 129); --resume continues from it, and refuses a config\n"
+            "whose rules, players or episode differ from the run's (unless --force). On a terminal a\n"
+            "progress bar shows; otherwise (a log file) a plain progress line every 30 s and at each\n"
+            "evaluation. A checkpoint plays as the agent 'ppo:RUN/checkpoints/best.pt'."
         ),
         epilog=(
             "examples:\n"
             "  agurk train configs/quickstart.yaml\n"
             "  agurk train configs/quickstart.yaml --out runs/qs --set total_steps=2000000\n"
             "  agurk train --resume runs/qs\n"
+            "  agurk train --resume runs/qs --set total_steps=16000000\n"
+            "  nohup agurk train configs/standard.yaml --out runs/std > runs/std.log 2>&1 &\n"
             "  agurk evaluate --agents ppo:runs/qs/checkpoints/best.pt,heuristic,heuristic,heuristic"
         ),
     )
     p.add_argument("config", metavar="CONFIG.yaml", nargs="?", default=None, help="the training config")
-    p.add_argument("--out", metavar="DIR", default=None, help="run folder (default: runs/<config>-<date>-<time>)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="run folder, new or empty (default: a new runs/<config>-<date>-<time>; with --resume: that run)",
+    )
     p.add_argument(
         "--resume",
         metavar="DIR",
         default=None,
         help="continue the run in DIR from checkpoints/latest.pt (config: CONFIG.yaml if given, else DIR/config.yaml)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="--out: move a used folder aside to DIR.old-<date>-<time> and start afresh; "
+        "--resume: continue even if the config's rules, players or episode differ from the run's",
     )
     p.add_argument(
         "--set",
@@ -46,25 +89,69 @@ def add_parser(sub: Any) -> None:
         default=[],
         help="override a config key (dotted for sections: --set pool.self_play=0.5); repeatable",
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no progress lines")
     p.set_defaults(func=run)
+
+
+def _note(text: str) -> None:
+    """One ``agurk: ...`` line on stderr."""
+    print(f"{PROG}: {text}", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
     """Train a policy from a YAML config into a run folder (or continue one with --resume)."""
+    try:
+        require_rl("agurk train", TRAIN_NEEDS)
+        from training.run import Signals
+
+        with Signals() as signals:  # from here to the last line printed: a stop signal is never a traceback
+            return _train(args, signals)
+    except KeyboardInterrupt as e:  # before training began (loading torch, the config, the checkpoint)
+        return _stopped_early(int(getattr(e, "signum", signal.SIGINT)))
+
+
+def _stopped_early(signum: int) -> int:
+    """Say that the signal ``signum`` stopped the command before training began; its exit status."""
+    _note(f"interrupted by {signal.Signals(signum).name} before training began; no checkpoint written")
+    return 128 + signum
+
+
+def _train(args: argparse.Namespace, signals: Signals) -> int:
+    """Check the config, the resumed run and the run folder, train, and report (``signals`` entered)."""
     from agents.policy import CheckpointError
     from training.config import ConfigError
-    from training.run import default_out, eval_text, execute, resolve_config, resume_checkpoint
+    from training.run import (
+        RunFolderError,
+        claim_out,
+        default_out,
+        eval_text,
+        execute,
+        resolve_config,
+        resume_checkpoint,
+    )
 
     try:
         cfg = resolve_config(args.config, args.resume, args.set)
-        resume = resume_checkpoint(args.resume, cfg) if args.resume else None
-    except (ConfigError, CheckpointError) as e:
+        if cfg.algo == "sb3":
+            require_rl("agurk train with algo: sb3", SB3_NEEDS)
+        resume = resume_checkpoint(args.resume, cfg, args.force) if args.resume else None
+        out = Path(args.out) if args.out else Path(args.resume) if args.resume else None
+        moved = claim_out(out, args.force, args.resume) if out is not None else None
+        out = out if out is not None else default_out(args.config)
+    except (ConfigError, CheckpointError, RunFolderError) as e:
         raise CliError(str(e)) from None
-    out = Path(args.out) if args.out else Path(args.resume) if args.resume else default_out(args.config)
+    if moved:
+        _note(moved)
+    if resume is not None:
+        for difference in resume.forced:
+            _note(f"--force: continuing the run on a new game; {difference}")
+        if not args.quiet:
+            changes = f"; config changes: {', '.join(resume.changed)}" if resume.changed else ""
+            _note(f"resuming {args.resume} at step {resume.step:,}{changes}")
     console = stderr_console()
+    mode = "off" if args.quiet else "bar" if console.is_terminal else "lines"
     try:
-        summary = execute(cfg, out, resume, console, not args.quiet and console.is_terminal)
+        summary = execute(cfg, out, resume.data if resume else None, console, mode, signals)
     except (ConfigError, CheckpointError) as e:
         raise CliError(str(e)) from None
     steps = summary["global_step"] - summary["start_step"]
@@ -73,9 +160,13 @@ def run(args: argparse.Namespace) -> int:
         f"{summary['seconds']:.0f} s); eval vs {cfg.eval.opponent}: {eval_text(summary['eval'])} -> {out}"
     )
     if summary["interrupted"]:
-        print(f"{PROG}: interrupted; checkpoint saved: {out / 'checkpoints' / 'latest.pt'}", file=sys.stderr)
-        print(f"{PROG}: continue with: agurk train --resume {out}", file=sys.stderr)
+        signum = summary["signal"]
+        if not summary["saved"]:
+            return _stopped_early(signum)
+        latest, name = out / "checkpoints" / "latest.pt", signal.Signals(signum).name
+        _note(f"interrupted by {name}; checkpoint saved at step {summary['global_step']:,}: {latest}")
+        _note(f"continue with: agurk train --resume {out}")
         print(line, file=sys.stderr)
-        return 130
+        return 128 + signum
     print(line)
     return 0
