@@ -214,7 +214,7 @@ def _search(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     """Learner decisions per second: the fast trainer beside the SB3 route, same network, same run."""
-    from agurk.cli.train import SB3_NEEDS, require_rl
+    from agurk.cli.common import SB3_NEEDS, require_rl
 
     require_rl("agurk bench train", (("torch", "torch"), *SB3_NEEDS))
     from agurk.bench.train import bench_train

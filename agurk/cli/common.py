@@ -6,6 +6,7 @@ Nothing here imports NumPy, so ``agurk bench`` can still pin the thread pools af
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -157,3 +158,25 @@ class MatchProgress:
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.stop()
+
+
+RL_INSTALL = 'pip install -e ".[rl]"'
+"""How to install the optional learning dependencies in a clone of the repository (the package is not on PyPI)."""
+TRAIN_NEEDS = (("torch", "torch"), ("torch.utils.tensorboard", "tensorboard"))
+"""What ``agurk train`` imports for every config: (module, the package that provides it)."""
+SB3_NEEDS = (("stable_baselines3", "stable-baselines3"), ("sb3_contrib", "sb3-contrib"))
+"""What ``algo: sb3`` (and ``agurk bench train``) imports besides."""
+
+
+def rl_extra_error(command: str, package: str) -> CliError:
+    """The one-line error of ``command`` when ``package`` of the rl extra is not installed."""
+    return CliError(f"{command} needs {package}, from the rl extra: run {RL_INSTALL} in the root of the clone")
+
+
+def require_rl(command: str, needs: tuple[tuple[str, str], ...]) -> None:
+    """Raise :func:`rl_extra_error` for the first of ``needs`` (module, package) that cannot be imported."""
+    for module, package in needs:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            raise rl_extra_error(command, package) from None

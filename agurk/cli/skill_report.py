@@ -9,8 +9,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agurk.cli.common import PROG, CliError, Formatter, positive, start_bar, stderr_console, stdout_console
-from agurk.cli.train import rl_extra_error
+from agurk.cli.common import (
+    PROG,
+    CliError,
+    Formatter,
+    positive,
+    rl_extra_error,
+    start_bar,
+    stderr_console,
+    stdout_console,
+)
 from agurk_env.rules import PRESETS, Rules
 
 

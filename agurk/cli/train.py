@@ -3,38 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agurk.cli.common import PROG, CliError, Formatter, stderr_console
+from agurk.cli.common import PROG, SB3_NEEDS, TRAIN_NEEDS, CliError, Formatter, require_rl, stderr_console
 
 if TYPE_CHECKING:
     from training.run import Signals
-
-RL_INSTALL = 'pip install -e ".[rl]"'
-"""How to install the optional learning dependencies in a clone of the repository (the package is not on PyPI)."""
-TRAIN_NEEDS = (("torch", "torch"), ("torch.utils.tensorboard", "tensorboard"))
-"""What ``agurk train`` imports for every config: (module, the package that provides it)."""
-SB3_NEEDS = (("stable_baselines3", "stable-baselines3"), ("sb3_contrib", "sb3-contrib"))
-"""What ``algo: sb3`` (and ``agurk bench train``) imports besides."""
-
-
-def rl_extra_error(command: str, package: str) -> CliError:
-    """The one-line error of ``command`` when ``package`` of the rl extra is not installed."""
-    return CliError(f"{command} needs {package}, from the rl extra: run {RL_INSTALL} in the root of the clone")
-
-
-def require_rl(command: str, needs: tuple[tuple[str, str], ...]) -> None:
-    """Raise :func:`rl_extra_error` for the first of ``needs`` (module, package) that cannot be imported."""
-    for module, package in needs:
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            raise rl_extra_error(command, package) from None
-
 
 def add_parser(sub: Any) -> None:
     """Register ``agurk train`` on the subcommands ``sub``."""
