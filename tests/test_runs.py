@@ -172,9 +172,16 @@ def _send(signum: int, ignored: bool = False) -> None:
 
 
 @pytest.fixture
-def main_thread() -> None:
+def main_thread() -> Iterator[None]:
+    """The main thread, with the signals at Python's defaults (a shell started in the background ignores SIGINT)."""
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signal handlers are installed in the main thread only")
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    defaults[signal.SIGHUP] = signal.SIG_DFL
+    before = {signum: signal.signal(signum, handler) for signum, handler in defaults.items()}
+    yield
+    for signum, handler in before.items():
+        signal.signal(signum, handler)
 
 
 @pytest.mark.usefixtures("main_thread")
