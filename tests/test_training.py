@@ -293,8 +293,9 @@ def test_checkpoint_plays_in_simulate_the_aec_env_and_sb3_vec_env(tiny_run: Path
         obs, _, termination, truncation, _ = env.last()
         action = None
         if not (termination or truncation):
-            action = int(agent.act_obs(obs["observation"][None], obs["action_mask"][None].astype(bool))[0])
-            assert obs["action_mask"][action]
+            action = agent.act_obs(obs["observation"], obs["action_mask"])  # unbatched, as the README shows
+            assert isinstance(action, int) and obs["action_mask"][action]
+            assert action == int(agent.act_obs(obs["observation"][None], obs["action_mask"][None].astype(bool))[0])
             plays += 1
         env.step(action)
     assert plays == 28
