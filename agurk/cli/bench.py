@@ -1,4 +1,4 @@
-"""``agurk bench engine|env|search|train``: measure speed beside a reference measured in the same run."""
+"""``agurk bench engine|env|search|train|solver``: measure speed beside a reference measured in the same run."""
 
 from __future__ import annotations
 
@@ -15,12 +15,13 @@ def add_parser(sub: Any) -> None:
     """Register ``agurk bench`` and its benchmarks on the subcommands ``sub``."""
     p = sub.add_parser(
         "bench",
-        help="measure speed beside a reference: engine, env, search, train",
+        help="measure speed beside a reference: engine, env, search, train, solver",
         formatter_class=Formatter,
         description=(
             "Benchmarks, each beside a reference measured in the same run: engine (vs the scalar\n"
             "reference), env (vs PettingZoo's leduc_holdem_v4), search (PIMC decisions/s), train\n"
-            "(vs sb3-contrib's MaskablePPO). 'agurk bench BENCH --help' for each."
+            "(vs sb3-contrib's MaskablePPO), solver (the exact round solver, compiled vs pure Python).\n"
+            "'agurk bench BENCH --help' for each."
         ),
     )
     bench_sub = p.add_subparsers(dest="bench", metavar="BENCH", title="benchmarks", parser_class=Parser)
@@ -118,6 +119,26 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="print one JSON object (decisions_per_s, sb3_decisions_per_s, ratio, ...) as the last line",
     )
+
+    b = bench_sub.add_parser(
+        "solver",
+        help="ms per whole deal of the exact round solver, compiled (numba) and pure Python",
+        formatter_class=Formatter,
+        description=(
+            "Solves the first --deals deals of --seed from the first lead with agurk_env.solver (every legal\n"
+            "card of the leader valued to the round's end), one deal per call: standard 4x7, 6x7, 8x6, 4x7 with\n"
+            "every-trick scoring, and the every_trick preset. The numba path solves every deal after a warm-up\n"
+            "(its compile or cache load is reported apart); the pure-Python path solves the same deals until\n"
+            "--seconds have passed per configuration, and says how many."
+        ),
+        epilog="examples:\n  agurk bench solver\n  agurk bench solver --deals 50 --seconds 5 --json",
+    )
+    b.add_argument("--deals", metavar="N", type=int, default=200, help="deals per configuration (> 0; default: 200)")
+    b.add_argument(
+        "--seconds", metavar="S", type=float, default=20.0, help="time per pure-Python configuration (> 0; default: 20)"
+    )
+    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals (default: 0)")
+    b.add_argument("--json", action="store_true", help="print one JSON object (its last stdout line)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -238,10 +259,38 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _solver(args: argparse.Namespace) -> int:
+    """Milliseconds per whole deal of the exact solver, compiled and pure Python."""
+    from agurk.bench.solver import CONFIGS, bench_solver
+
+    positive("--deals", args.deals)
+    positive("--seconds", args.seconds)
+    result = bench_solver(seconds=args.seconds, deals=args.deals, seed=args.seed)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    warm = result.get("compile")
+    if warm:
+        how = "(loaded from cache)" if warm["from_cache"] else "to compile"
+        print(f"numba      {warm['seconds']:.2f} s {how}")
+    else:
+        print("numba      not installed: pure-Python path only")
+    for name in CONFIGS:
+        for key in (name, f"{name}_python"):
+            if key in result:
+                r = result[key]
+                print(
+                    f"{key:<30} median {r['median_ms']:>9.2f} ms  max {r['max_ms']:>10.2f} ms"
+                    f"  ({r['deals']} deals, {r['rules']})"
+                )
+    return 0
+
+
 _BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "engine": _engine,
     "env": _env,
     "search": _search,
     "train": _train,
+    "solver": _solver,
 }
 """The benchmark behind each ``agurk bench BENCH``."""

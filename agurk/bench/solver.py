@@ -1,0 +1,68 @@
+"""``agurk bench solver``: milliseconds per whole deal of the exact round solver, compiled and pure Python.
+
+A deal is solved from its first lead: every legal card of the leader valued to the end of the
+round (:func:`agurk_env.solver.solve_deals`, one deal per call, so the times include the call's
+own overhead). The deals are matches ``0..deals-1`` of ``seed``, round 1, the same for both
+paths. The compiled path is warmed up first (numba's compile, or its load from numba's disk
+cache, is timed apart as ``compile``) and solves every deal; the pure-Python path solves the
+same deals in order until ``seconds`` have passed (at least one), and says how many it did.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from typing import Any
+
+CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "4x7": ("standard", {}),
+    "6x7": ("standard", {"players": 6}),
+    "8x6": ("standard", {"players": 8, "hand_size": 6}),
+    "4x7_every_trick": ("standard", {"scoring": "every_trick"}),
+    "4x7_every_trick_preset": ("every_trick", {}),
+}
+"""Each measured configuration: a preset and the options changed on top of it."""
+
+
+def bench_solver(seconds: float = 20.0, deals: int = 200, seed: int = 0) -> dict[str, Any]:
+    """Median, mean and max ms per deal for each of :data:`CONFIGS`, keyed ``NAME`` (compiled) and ``NAME_python``."""
+    import numpy as np
+
+    from agurk_env import engine, solver
+    from agurk_env.rules import Rules
+
+    result: dict[str, Any] = {
+        "bench": "solver",
+        "deals": deals,
+        "seed": seed,
+        "python_seconds": seconds,
+        "numba": solver.HAS_NUMBA,
+        "python": platform.python_version(),
+    }
+    if solver.HAS_NUMBA:
+        result["compile"] = solver.warm_up()
+    for name, (preset, options) in CONFIGS.items():
+        rules = Rules.preset(preset, **options)
+        state = engine.init(rules, deals, seed)
+        label = f"{preset}{''.join(f', {k}={v}' for k, v in options.items())}"
+        for suffix, jit in (("", True), ("_python", False)):
+            if jit and not solver.HAS_NUMBA:
+                continue
+            times: list[float] = []
+            start = time.perf_counter()
+            for i in range(deals):
+                if not jit and times and time.perf_counter() - start > seconds:
+                    break
+                t = time.perf_counter()
+                solver.solve_deals(rules, state.hands[i : i + 1], state.cur[i : i + 1], jit=jit)
+                times.append(time.perf_counter() - t)
+            ms = np.array(times) * 1e3
+            result[name + suffix] = {
+                "median_ms": float(np.median(ms)),
+                "mean_ms": float(ms.mean()),
+                "max_ms": float(ms.max()),
+                "deals": len(times),
+                "rules": label,
+                "path": "numba" if jit else "python",
+            }
+    return result
