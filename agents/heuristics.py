@@ -46,7 +46,7 @@ def table(rules: Rules, d: Decision) -> Table:
     st = d.public
     a, h = rules.num_actions, rules.hand_size
     strength, points = engine.card_values(rules, st)
-    hand = st.hands[np.arange(len(d)), st.cur].astype(np.int64)
+    hand = d.hand.astype(np.int64)
     unseen = engine.tables(rules).in_deck - hand - engine.cards_played(rules, st)
     takes = engine.takes_trick(rules, st)
     return Table(hand, strength, takes[:, :a], unseen, points, st.npos == 0, h - st.trick_no)

@@ -21,24 +21,16 @@ import yaml
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch.utils.tensorboard")
 
+from tiny_config import TINY as TINY_TRAINING  # noqa: E402
+
 from agents.policy import CheckpointError, load_checkpoint  # noqa: E402
 from agurk.cli import main  # noqa: E402
 from training.config import ConfigError, config_from_dict  # noqa: E402
 from training.run import default_out, fold_snapshot_rates  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-TINY = {
-    "num_envs": 32,
-    "num_steps": 8,
-    "total_steps": 1500,
-    "hidden": [16],
-    "minibatch_size": 256,
-    "update_epochs": 1,
-    "threads": 1,
-    "rules": {"hand_size": 1, "limit": 8, "match_end": "first_out"},  # short matches: every update finishes some
-    "pool": {"self_play": 0.5, "snapshots": 0.25, "agents": {"heuristic": 0.25}, "snapshot_every": 1},
-    "eval": {"every": 600, "deals": 4, "final_deals": 4, "resamples": 20},
-}
+TINY = {**TINY_TRAINING, "rules": {"hand_size": 1, "limit": 8, "match_end": "first_out"}}
+"""Short matches: every update finishes some."""
 LONG = {**TINY, "total_steps": 100_000_000, "eval": {**TINY["eval"], "every": 0}}
 """A run that only ends when it is stopped."""
 PROGRESS = re.compile(r"training: step ([\d,]+)/[\d,]+ \([\d.]+%\), [\d,]+ steps/s")

@@ -12,6 +12,8 @@ import yaml
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch.utils.tensorboard")
 
+from tiny_config import TINY  # noqa: E402
+
 from agents.policy import CheckpointError, PolicyAgent, PolicyNet, load_checkpoint, masked_log_softmax  # noqa: E402
 from agents.registry import AgentSpecError, make_agents  # noqa: E402
 from agurk.cli import main  # noqa: E402
@@ -21,19 +23,6 @@ from training.config import ConfigError, config_from_dict, load_config  # noqa: 
 from training.ppo import Learner, Stats, Table, advantages, env_step  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-TINY = {
-    "num_envs": 32,
-    "num_steps": 8,
-    "total_steps": 1500,
-    "hidden": [16],
-    "minibatch_size": 256,
-    "update_epochs": 1,
-    "threads": 1,
-    "pool": {"self_play": 0.5, "snapshots": 0.25, "agents": {"heuristic": 0.25}, "snapshot_every": 1},
-    "eval": {"every": 600, "deals": 4, "final_deals": 4, "resamples": 20},
-}
-
-
 TWO_TRICKS = ("3 4", "2 2", "5 9", "6 K")  # seats 0..3
 TWO_TRICKS_ORDER = [1, 2, 3, 0, 3, 0, 1, 2]  # who plays each card
 
