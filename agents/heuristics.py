@@ -9,8 +9,11 @@ read the public state and their own hand only.
 - ``guard``: high cards protect the low ones (004: "Hohe Karten schützen die
   kleinen"): lead high to make others burn their lowest card, follow with the
   weakest card that beats, keep the lowest card for the last trick.
-- ``counter``: count what is gone (000: "Tæl de høje kort"): play the card most
-  likely to end on top (fewest unseen stronger cards), keep the safest one.
+- ``counter``: count what is gone (000: "Tæl de høje kort"): plays like ``guard``,
+  but counts, for each card, the stronger cards the opponents can still hold (the
+  unseen copies times the share of the unseen cards that are in their hands); a card
+  with fewer than one is a *likely winner*, and once the mover holds at least as many
+  likely winners as tricks before the last, it sheds the strongest one it may play.
 - ``ducker``: for every-trick scoring: never take a trick you can pass, and when
   you must take it, take it with the card worth the fewest points.
 """
@@ -39,6 +42,7 @@ class Table:
     points: np.ndarray  # penalty of each card if it wins the current trick
     leading: np.ndarray  # (k,) the mover leads the trick
     tricks_left: np.ndarray  # (k,) tricks left in the round, the current one included
+    opponent_cards: np.ndarray  # (k,) cards in the other seats' hands (public)
 
 
 def table(rules: Rules, d: Decision) -> Table:
@@ -49,7 +53,8 @@ def table(rules: Rules, d: Decision) -> Table:
     hand = d.hand.astype(np.int64)
     unseen = engine.tables(rules).in_deck - hand - engine.cards_played(rules, st)
     takes = engine.takes_trick(rules, st)
-    return Table(hand, strength, takes[:, :a], unseen, points, st.npos == 0, h - st.trick_no)
+    opponent_cards = engine.cards_left(rules, st).sum(1) - hand.sum(1)
+    return Table(hand, strength, takes[:, :a], unseen, points, st.npos == 0, h - st.trick_no, opponent_cards)
 
 
 def _pick(legal: np.ndarray, score: np.ndarray) -> np.ndarray:
@@ -95,11 +100,18 @@ def guard(t: Table, legal: np.ndarray) -> np.ndarray:
     return _pick(legal, _keep_lowest(t, legal, score))
 
 
+LIKELY_WINNER = 1.0
+"""``counter``: a card is a likely winner when the opponents hold fewer stronger cards than this, on average."""
+
+
 def counter(t: Table, legal: np.ndarray) -> np.ndarray:
-    """Play the card with the fewest unseen stronger cards (most likely to end on top); keep the safest."""
-    stronger = (t.unseen[:, None, :] * (t.strength[:, None, :] > t.strength[:, :, None])).sum(2)
-    score = -stronger * 20.0 + t.strength  # fewest stronger unseen first, then the stronger card
-    return _pick(legal, _keep_lowest(t, legal, score))
+    """Like ``guard``, but shed the strongest likely winner once there are as many as tricks before the last."""
+    stronger = (t.unseen[:, None, :] * (t.strength[:, None, :] > t.strength[:, :, None])).sum(2)  # (k, A)
+    share = t.opponent_cards / np.maximum(t.unseen.sum(1), 1)  # chance an unseen copy is in an opponent's hand
+    winner = stronger * share[:, None] < LIKELY_WINNER
+    urgent = (winner & (t.hand > 0)).sum(1) >= t.tricks_left - 1
+    shed_winner = urgent & (winner & legal).any(1)
+    return np.where(shed_winner, _pick(legal & winner, t.strength), guard(t, legal))
 
 
 def ducker(t: Table, legal: np.ndarray) -> np.ndarray:
@@ -114,6 +126,6 @@ STRATEGIES = {"shed": shed, "guard": guard, "counter": counter, "ducker": ducker
 DESCRIPTIONS = {
     "shed": "heuristic: always plays its strongest legal card (sheds high cards early)",
     "guard": "heuristic: leads high, follows with the weakest card that takes, keeps its lowest card",
-    "counter": "heuristic: counts unseen cards, plays the one most likely to end on top, keeps the safest",
+    "counter": "heuristic: plays like guard, but counts the unseen stronger cards and sheds likely winners in time",
     "ducker": "heuristic: avoids taking tricks, or takes them for the fewest points (every-trick scoring)",
 }

@@ -34,6 +34,40 @@ def test_every_agent_plays_legally_under_every_preset(preset: str) -> None:
         state = engine.advance(rules, engine.play(rules, state, act_seats(rules, state, legal, seats)))
 
 
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_counter_counts_unlike_shed_and_guard(preset: str) -> None:
+    # counter's choice depends on the cards seen: it differs from shed and from guard wherever the rules leave a
+    # follower a choice (under beat_choice=nearest a follower never has one, and all three lead their strongest card)
+    rules = Rules.preset(preset)
+    differs = {"shed": 0, "guard": 0, "shed_guard": 0}
+    state = engine.init(rules, 64, seed=5)
+    for _ in range(300):  # whole matches: seats go out, later rounds have fewer players
+        legal = engine.legal_bits(rules, state)
+        d = Decision(rules, state, np.arange(state.batch), legal)
+        picks = {name: Heuristic(name).act(d) for name in ("counter", "shed", "guard")}
+        assert d.legal[np.arange(state.batch), picks["counter"]].all()
+        for name in ("shed", "guard"):
+            differs[name] += int((picks["counter"] != picks[name]).sum())
+        differs["shed_guard"] += int((picks["shed"] != picks["guard"]).sum())
+        state = engine.advance(rules, engine.play(rules, state, picks["counter"]))
+    if rules.beat_choice == "nearest":
+        assert differs == {"shed": 0, "guard": 0, "shed_guard": 0}
+    else:
+        assert differs["shed"] > 0 and differs["guard"] > 0, differs
+
+
+def test_counter_sheds_a_likely_winner_in_time() -> None:
+    # 2 tricks left, holding A and 3 with every other ace and king gone: the ace is a sure winner, so it goes now
+    rules = Rules.preset("standard", players=2, hand_size=2)
+    hands = np.zeros((1, 2, 13), np.int64)
+    hands[0, 0, [12, 1]] = 1  # seat 0: A, 3
+    hands[0, 1, [0, 3]] = 1  # seat 1: 2, 5
+    state = engine.set_hands(rules, engine.init(rules, 1, 0), hands)
+    state = state._replace(cur=np.zeros(1, np.int64), leader=np.zeros(1, np.int64))
+    d = Decision(rules, state, np.arange(1), engine.legal_bits(rules, state))
+    assert Heuristic("counter").act(d).tolist() == [12]
+
+
 def test_public_view_hides_every_hand_but_the_movers() -> None:
     rules = Rules.preset("standard")
     state = _midround_states(rules, 16, 9)

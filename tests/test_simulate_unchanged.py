@@ -3,7 +3,9 @@
 ``tests/data/simulate_sha256.txt`` (``sha256sum`` format) holds the digests of the files written by
 the code before the refactor, with seed 7 and the command lines below: random play and every
 heuristic, PIMC with sampled worlds, and presets with ace locks, lives, every-trick scoring, the
-previous-card target, jokers, ``nearest`` and the twos rule, all with ``--with-legal``.
+previous-card target, jokers, ``nearest`` and the twos rule, all with ``--with-legal``. The two runs
+with ``counter`` (danish21, twos) were re-recorded when ``counter`` was changed on purpose to count
+the unseen cards (it had played exactly like ``shed``); nothing else changed in those runs.
 """
 
 from __future__ import annotations
