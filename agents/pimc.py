@@ -2,13 +2,31 @@
 
 For each decision PIMC samples ``worlds`` deals of the unseen cards to the opponents,
 consistent with everything public (cards played, cards left per seat, and the cards
-each opponent has shown it does not hold), plays every legal card in every world,
-finishes the round with a fast rollout policy on the batched engine, and picks the
-card with the best mean outcome. All games of a decision, all worlds and all
-candidate cards run as one engine batch.
+each opponent has shown it does not hold), values every legal card in every world and
+picks the card with the best mean utility. All games of a decision, all worlds and all
+candidate cards run as one batch. A world is valued one of two ways (``evaluation``):
 
-The oracle runs the same search on the true deal (it reads the hidden hands): a
-cheating upper reference for measuring skill, never a fair opponent.
+- ``rollout`` (PIMC's default): every legal card is played in every world and the round
+  is finished by a fast rollout policy on the batched engine (:func:`evaluate`); the
+  utility charges the round penalty, going out and the other seats going out.
+- ``exact``: one call of the exact round solver (:func:`agurk_env.solver.solution`) on
+  all the worlds gives the mover's round penalty after each legal card, every player then
+  playing the solver's line (each minimising its own round penalty). The utility is the
+  round penalty alone (:func:`exact_utility`): going out is **not** charged and others
+  going out not credited, a simplification (see :func:`exact_utility`). Cards of equal
+  best utility (common: the solver calls many cards worth 0) are settled by ``tie``: the
+  lowest card (the solver's own rule) or rollouts among the tied cards in the same worlds,
+  which play better against opponents that are not perfect. The solver is exact but its
+  cost grows steeply with the tricks left, fastest under every-trick scoring, so
+  positions with more than :data:`EXACT_TRICKS` tricks left (the ``tricks`` option
+  overrides it) fall back to the rollouts, game by game.
+
+The oracle reads the hidden hands: it values the true deal instead of sampled ones, a
+cheating upper reference for measuring skill, never a fair opponent. By default it is
+exact (a card of least solver value on the true deal, one world per game, ties by
+rollouts on ``worlds`` copies of it); with ``evaluation="rollout"`` it is the older
+rollout search on ``worlds`` copies of the true deal, which is also its fallback above
+:data:`EXACT_TRICKS`.
 """
 
 from __future__ import annotations
@@ -17,7 +35,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from agurk_env import engine
+from agurk_env import engine, solver
 from agurk_env.agent import Decision
 from agurk_env.rules import Rules
 
@@ -25,6 +43,31 @@ OUT_COST = 2.0
 """Utility lost when the searching seat goes out this round (one round penalty is at most 1)."""
 OTHERS_OUT_GAIN = 0.5
 """Utility gained per other seat that goes out this round."""
+PENALTY_SCALE = 15.0
+"""Round penalties are divided by this in the utility (a round costs at most about 1); lives mode counts a life as 1."""
+LIVES_TIE = 1e-6
+"""Exact evaluation in lives mode: weight of the mean round penalty that breaks ties between equal mean lives lost."""
+
+EXACT_TRICKS: dict[str, int] = {"last_trick": 8, "every_trick": 5}
+"""Most tricks left (the current one included) that exact evaluation solves, by ``scoring``; more are rolled out.
+
+Measured per solve with numba (median / max ms): last-trick scoring 4 x 7 from the first lead
+1.3 / 12, 4 x 10 at 8 tricks left 3 / 15 (at 10: 106 / 397); every-trick scoring 4 x 7 at
+5 tricks left 0.6 / 2.4 (at 6: 10 / 84, at 7: 180 / 6,500), 6 x 7 at 5 1.4 / 10 (at 6:
+36 / 250), 8 x 6 at 5 2.2 / 9 (at 6: 123 / 1,200).
+"""
+PYTHON_TRICKS = 2
+"""Without numba (the solver's pure-Python path, about 40x slower) exact evaluation solves this many tricks fewer."""
+
+Rollout = Literal["shed", "random", "mixed"]
+ROLLOUTS: tuple[str, ...] = get_args(Rollout)
+"""Rollout policies: the strongest legal card, a uniformly random one, or shed with 25% random moves."""
+Evaluation = Literal["rollout", "exact"]
+EVALUATIONS: tuple[str, ...] = get_args(Evaluation)
+"""How a world is valued: rollouts on the engine, or the exact round solver."""
+Tie = Literal["rollout", "lowest"]
+TIES: tuple[str, ...] = get_args(Tie)
+"""How exact evaluation settles cards of equal best utility: by rollouts among them, or the lowest card."""
 
 
 def _strongest_table(rules: Rules) -> np.ndarray:
@@ -36,11 +79,6 @@ def _strongest_table(rules: Rules) -> np.ndarray:
 
 
 _STRONGEST: dict[Rules, np.ndarray] = {}
-
-
-Rollout = Literal["shed", "random", "mixed"]
-ROLLOUTS: tuple[str, ...] = get_args(Rollout)
-"""Rollout policies: the strongest legal card, a uniformly random one, or shed with 25% random moves."""
 
 
 def rollout_action(rules: Rules, bits: np.ndarray, policy: Rollout, rng: np.random.Generator) -> np.ndarray:
@@ -104,6 +142,11 @@ def sample_worlds(rules: Rules, public: engine.State, worlds: int, rng: np.rando
     return engine.set_hands(rules, base, hands)
 
 
+def _penalty_utility(rules: Rules, pen: np.ndarray) -> np.ndarray:
+    """Minus the round penalty, scaled by :data:`PENALTY_SCALE`; in lives mode minus 1 for a life lost."""
+    return -(pen > 0).astype(float) if rules.lives else -pen / PENALTY_SCALE
+
+
 def evaluate(
     rules: Rules, worlds: engine.State, legal: np.ndarray, policy: Rollout, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -118,15 +161,12 @@ def evaluate(
     mover = worlds.cur[world]
     utility = np.full(world.size, np.nan)
     rows = np.arange(world.size)
-    scale = 1.0 if rules.lives else 15.0
     while True:
         over = st.round_over & np.isnan(utility)
         if over.any():
-            pen = st.round_penalty[rows, mover]
-            pen = (pen > 0).astype(float) if rules.lives else pen
             out = st.out_now[rows, mover]
             others = st.out_now.sum(1) - out
-            value = -pen / scale - OUT_COST * out + OTHERS_OUT_GAIN * others
+            value = _penalty_utility(rules, st.round_penalty[rows, mover]) - OUT_COST * out + OTHERS_OUT_GAIN * others
             utility[over] = value[over]
         if not np.isnan(utility).any():
             return world, card, utility
@@ -134,46 +174,166 @@ def evaluate(
         st = engine.play(rules, st, rollout_action(rules, engine.legal_bits(rules, st), policy, rng))
 
 
+def rollout_utility(
+    rules: Rules, worlds: engine.State, legal: np.ndarray, policy: Rollout, rng: np.random.Generator
+) -> np.ndarray:
+    """``(k, A)`` mean rollout utility (:func:`evaluate`) of each legal card over the game's worlds; -inf if illegal."""
+    k, a = legal.shape
+    per_game = worlds.batch // k
+    world, card, utility = evaluate(rules, worlds, np.repeat(legal, per_game, axis=0), policy, rng)
+    slot = (world // per_game) * a + card
+    total = np.bincount(slot, weights=utility, minlength=k * a).reshape(k, a)
+    count = np.bincount(slot, minlength=k * a).reshape(k, a)
+    return np.where(legal, total / np.maximum(count, 1), -np.inf)
+
+
+def exact_utility(rules: Rules, worlds: engine.State, legal: np.ndarray) -> np.ndarray:
+    """``(k, A)`` mean exact utility of each legal card over ``n // k`` worlds per game (game-major); -inf if illegal.
+
+    One solver call values every legal card in every world: the mover's round penalty when
+    it plays the card and everyone then plays the solver's line. The utility has the sign
+    of the rollouts' (:func:`evaluate`): minus the mean penalty / :data:`PENALTY_SCALE`, or
+    in lives mode minus the mean lives lost (the mean penalty times :data:`LIVES_TIE`
+    breaking ties), but **without** their going-out terms: the solver values every card
+    by the mover's penalty only, and the other seats' penalties (which decide who else
+    goes out) only along its chosen line. A larger own penalty never keeps the mover in
+    (rebuys aside), so what is lost is the extra weight of going out at the limit and the
+    credit for pushing others out. On equal worlds the means are exact (integer sums), so
+    ``argmax`` (the lowest card among equals) on a known deal is the solver's best card.
+    """
+    k, a = legal.shape
+    values = solver.solution(rules, worlds).values.reshape(k, -1, a)
+    values = np.where(legal[:, None, :], values, 0.0)  # the solver's legal cards are the decision's
+    pen = values.mean(1)
+    utility = -(values > 0).mean(1) - LIVES_TIE * pen if rules.lives else -pen / PENALTY_SCALE
+    return np.where(legal, utility, -np.inf)
+
+
+def exact_tricks(rules: Rules) -> int:
+    """The most tricks left that exact evaluation solves by default (:data:`EXACT_TRICKS`, fewer without numba)."""
+    return EXACT_TRICKS[rules.scoring] - (0 if solver.HAS_NUMBA else PYTHON_TRICKS)
+
+
 class PIMC:
-    """Perfect-information Monte Carlo search over ``worlds`` sampled deals per decision."""
+    """Perfect-information Monte Carlo search over ``worlds`` sampled deals per decision.
+
+    ``evaluation``: ``"rollout"`` or ``"exact"`` (see the module docstring). With exact
+    evaluation, ``tricks`` is the most tricks left solved exactly (``None``:
+    :func:`exact_tricks`), and ``tie`` settles the cards of equal best exact utility:
+    ``"lowest"`` plays the lowest of them in action order (the solver's own tie-break), and
+    ``"rollout"`` the one of best mean rollout utility (:func:`rollout_utility`) in the same
+    worlds, the tied cards only. ``counts`` tallies the games valued each way (``exact``,
+    ``rollout``) and those among the exact ones whose tie was rolled out (``tie``).
+    """
 
     sees_all = False
 
     def __init__(
-        self, rng: np.random.Generator, worlds: int = 16, rollout: Rollout = "shed", spec: str = "pimc"
+        self,
+        rng: np.random.Generator,
+        worlds: int = 16,
+        rollout: Rollout = "shed",
+        spec: str = "pimc",
+        evaluation: Evaluation = "rollout",
+        tricks: int | None = None,
+        tie: Tie = "rollout",
     ) -> None:
         if worlds < 1:
             raise ValueError(f"worlds must be >= 1, not {worlds}")
         if rollout not in ROLLOUTS:
             raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {rollout!r}")
+        if evaluation not in EVALUATIONS:
+            raise ValueError(f"eval must be one of {', '.join(EVALUATIONS)}, not {evaluation!r}")
+        if tricks is not None and tricks < 1:
+            raise ValueError(f"tricks must be >= 1, not {tricks}")
+        if tie not in TIES:
+            raise ValueError(f"tie must be one of {', '.join(TIES)}, not {tie!r}")
         self.rng, self.worlds, self.rollout, self.spec = rng, worlds, rollout, spec
+        self.evaluation, self.tricks, self.tie = evaluation, tricks, tie
+        self.counts = {"exact": 0, "rollout": 0, "tie": 0}
 
-    def _worlds(self, d: Decision) -> tuple[engine.State, int]:
-        return sample_worlds(d.rules, d.public, self.worlds, self.rng), self.worlds
+    def _exact_games(self, d: Decision) -> np.ndarray:
+        """``(k,)`` bool: the games valued exactly (exact evaluation, few enough tricks left)."""
+        if self.evaluation != "exact":
+            return np.zeros(len(d), bool)
+        limit = exact_tricks(d.rules) if self.tricks is None else self.tricks
+        return d.hand.sum(1) <= limit  # the mover has not played this trick: its cards are the tricks left
+
+    def _worlds(self, d: Decision, exact: np.ndarray) -> tuple[engine.State, np.ndarray]:
+        """The worlds of every game (game-major, ``per_game[g]`` each; here ``worlds`` sampled ones)."""
+        return sample_worlds(d.rules, d.public, self.worlds, self.rng), np.full(len(d), self.worlds)
+
+    def _tie_worlds(self, worlds: engine.State) -> engine.State:
+        """The worlds of the rollout tie-break, from a game's exact worlds: the same ones."""
+        return worlds
 
     def act(self, d: Decision) -> np.ndarray:
-        """The card with the best mean utility over the sampled worlds, per game."""
-        worlds, per_game = self._worlds(d)
-        legal = np.repeat(d.legal, per_game, axis=0)
-        world, card, utility = evaluate(d.rules, worlds, legal, self.rollout, self.rng)
-        a = d.legal.shape[1]
-        slot = (world // per_game) * a + card
-        total = np.bincount(slot, weights=utility, minlength=len(d) * a).reshape(len(d), a)
-        count = np.bincount(slot, minlength=len(d) * a).reshape(len(d), a)
-        mean = np.where(d.legal, total / np.maximum(count, 1), -np.inf)
-        return mean.argmax(1)
+        """The card with the best mean utility over the worlds, per game (exact or rolled out, game by game)."""
+        exact = self._exact_games(d)
+        worlds, per_game = self._worlds(d, exact)
+        start = np.cumsum(per_game) - per_game
+        choice = np.zeros(len(d), np.int64)
+        for use_exact in (False, True):
+            games = np.flatnonzero(exact == use_exact)
+            if not games.size:
+                continue
+            counts = per_game[games]
+            rows = np.repeat(start[games] - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
+            pick = self._exact_choice if use_exact else self._rollout_choice
+            choice[games] = pick(d.rules, worlds.take(rows), d.legal[games])
+            self.counts["exact" if use_exact else "rollout"] += games.size
+        return choice
+
+    def _rollout_choice(self, rules: Rules, worlds: engine.State, legal: np.ndarray) -> np.ndarray:
+        """The card of best mean rollout utility in each game (its worlds game-major in ``worlds``)."""
+        return rollout_utility(rules, worlds, legal, self.rollout, self.rng).argmax(1)
+
+    def _exact_choice(self, rules: Rules, worlds: engine.State, legal: np.ndarray) -> np.ndarray:
+        """The card of best mean exact utility in each game, ties settled by :attr:`tie`."""
+        utility = exact_utility(rules, worlds, legal)
+        choice = utility.argmax(1)
+        best = utility == utility.max(1, keepdims=True)
+        tied = np.flatnonzero(best.sum(1) > 1) if self.tie == "rollout" else np.zeros(0, np.int64)
+        if tied.size:
+            per_game = worlds.batch // legal.shape[0]
+            rows = (tied[:, None] * per_game + np.arange(per_game)).ravel()
+            tie_worlds = self._tie_worlds(worlds.take(rows))
+            choice[tied] = rollout_utility(rules, tie_worlds, best[tied], self.rollout, self.rng).argmax(1)
+            self.counts["tie"] += tied.size
+        return choice
 
 
 class Oracle(PIMC):
-    """PIMC on the true deal: it reads every hidden hand (a cheating upper reference)."""
+    """PIMC on the true deal: it reads every hidden hand (a cheating upper reference).
+
+    Exact by default: a card of least own round penalty on the true deal by the solver (one
+    world per game; the solver's objective in every mode: going out at the limit, lives
+    and the other seats' scores are not weighed), ties among such cards settled by
+    rollouts on ``worlds`` copies of the true deal (``tie="rollout"``, default) or the
+    lowest card (``tie="lowest"``: the solver's own best card). Above the exact limit, and
+    with ``evaluation="rollout"``, rollouts on ``worlds`` copies of the true deal.
+    """
 
     sees_all = True
 
     def __init__(
-        self, rng: np.random.Generator, worlds: int = 1, rollout: Rollout = "shed", spec: str = "oracle"
+        self,
+        rng: np.random.Generator,
+        worlds: int = 1,
+        rollout: Rollout = "shed",
+        spec: str = "oracle",
+        evaluation: Evaluation = "exact",
+        tricks: int | None = None,
+        tie: Tie = "rollout",
     ) -> None:
-        super().__init__(rng, worlds, rollout, spec)
+        super().__init__(rng, worlds, rollout, spec, evaluation, tricks, tie)
 
-    def _worlds(self, d: Decision) -> tuple[engine.State, int]:
+    def _worlds(self, d: Decision, exact: np.ndarray) -> tuple[engine.State, np.ndarray]:
+        """The true deal: once for a game valued exactly, ``worlds`` times for one rolled out."""
+        per_game = np.where(exact, 1, self.worlds)
         truth = d.truth
-        return truth.take(np.repeat(np.arange(truth.batch), self.worlds)), self.worlds
+        return truth.take(np.repeat(np.arange(truth.batch), per_game)), per_game
+
+    def _tie_worlds(self, worlds: engine.State) -> engine.State:
+        """``worlds`` copies of each true deal (the rollouts are random; the deal is not)."""
+        return worlds.take(np.repeat(np.arange(worlds.batch), self.worlds))

@@ -7,7 +7,8 @@
 
 A checkpoint is one ``torch.save`` file (a dict of tensors and plain values, read back
 with ``weights_only=True``): the format tag, the network shape, the weights, and for
-resuming the optimizer, step counters, pool and generator states. ``training.checkpoint``
+resuming the optimizer, step counters, pool and generator states (and a ``critic:
+full_info`` run's value network, which playing never reads). ``training.checkpoint``
 writes it; :func:`load_checkpoint` turns a missing, corrupt or foreign file into a
 one-line :class:`CheckpointError`.
 """

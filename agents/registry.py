@@ -10,13 +10,14 @@ New agent kinds plug in with :func:`register` (or an entry in :data:`AGENTS`).
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from agents.heuristics import DESCRIPTIONS, Heuristic
-from agents.pimc import PIMC, Oracle
+from agents.pimc import EXACT_TRICKS, PIMC, Oracle
 from agurk_env.agent import Agent, RandomAgent
 
 
@@ -76,8 +77,19 @@ def _search_options(spec: str, arg: str | None, defaults: dict[str, int | str]) 
 def _pimc(cls: type[PIMC], defaults: dict[str, int | str]) -> AgentFactory:
     def factory(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
         options = _search_options(spec, arg, defaults)
+        tricks = str(options["tricks"])
+        if tricks != "auto" and not (tricks.isdigit() and int(tricks) >= 1):
+            raise AgentSpecError(f"tricks in agent {spec!r} must be auto or a positive integer, not {tricks!r}")
         try:
-            return cls(rng, worlds=int(options["worlds"]), rollout=str(options["rollout"]), spec=spec)
+            return cls(
+                rng,
+                worlds=int(options["worlds"]),
+                rollout=str(options["rollout"]),
+                spec=spec,
+                evaluation=str(options["eval"]),
+                tricks=None if tricks == "auto" else int(tricks),
+                tie=str(options["tie"]),
+            )
         except ValueError as err:
             raise AgentSpecError(f"agent {spec!r}: {err}") from None
 
@@ -95,18 +107,23 @@ register(
     lambda spec, arg, rng: Heuristic(STRONGEST_HEURISTIC, spec=spec),
     f"the strongest heuristic ({STRONGEST_HEURISTIC})",
 )
+_AUTO = f"auto: {EXACT_TRICKS['last_trick']}, {EXACT_TRICKS['every_trick']} with every-trick scoring"
 register(
     "pimc",
-    _pimc(PIMC, {"worlds": 16, "rollout": "mixed"}),
-    "search: samples deals consistent with what is public, rolls every legal card out (default worlds=16)",
-    arg="worlds=N;rollout=shed|random|mixed",
+    _pimc(PIMC, {"worlds": 16, "rollout": "mixed", "eval": "rollout", "tricks": "auto", "tie": "rollout"}),
+    "search: samples deals consistent with what is public, values every legal card in each by a rollout"
+    " (E=rollout; R=shed|random|mixed) or the exact round solver (E=exact: ties between best cards by rollouts,"
+    f" T=lowest: the lowest card; rollouts above tricks=N tricks left, {_AUTO}). Default worlds=16;rollout=mixed;"
+    "eval=rollout",
+    arg="worlds=N;rollout=R;eval=E;tricks=N;tie=T",
     optional=True,
 )
 register(
     "oracle",
-    _pimc(Oracle, {"worlds": 16, "rollout": "mixed"}),
-    "CHEATING reference: the pimc search on the true deal (sees every hidden hand)",
-    arg="worlds=N;rollout=...",
+    _pimc(Oracle, {"worlds": 16, "rollout": "mixed", "eval": "exact", "tricks": "auto", "tie": "rollout"}),
+    "CHEATING reference (sees every hidden hand): the exact solver's best card on the true deal, ties by"
+    " rollouts on it (default; tricks, tie as for pimc), or E=rollout: the pimc rollouts on the true deal",
+    arg="eval=E;worlds=N;rollout=R;tricks=N;tie=T",
     optional=True,
 )
 
@@ -119,7 +136,7 @@ def _ppo(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
     try:
         from agents.policy import CheckpointError, PolicyAgent  # torch is an optional dependency
     except ImportError as e:
-        raise AgentSpecError(f"agent {spec!r} needs torch: pip install -e \".[rl]\" ({e.name} missing)") from None
+        raise AgentSpecError(f'agent {spec!r} needs torch: pip install -e ".[rl]" ({e.name} missing)') from None
     try:
         agent = PolicyAgent.from_path(path, rng, greedy=mode != "sample")
     except CheckpointError as e:
@@ -134,6 +151,112 @@ register(
     "a trained policy: a checkpoint file or run folder from 'agurk train' (greedy; ';sample' draws from it)",
     arg="PATH[;sample]",
 )
+
+
+def _zoo(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
+    """``zoo`` (the shipped policy of each game's preset) or ``zoo:PRESET`` (that preset's policy)."""
+    try:
+        from agents.policy import CheckpointError
+        from agents.zoo import ZooAgent  # torch is an optional dependency
+    except ImportError as e:
+        raise AgentSpecError(f'agent {spec!r} needs torch: pip install -e ".[rl]" ({e.name} missing)') from None
+    try:
+        return ZooAgent(rng, preset=arg or None, spec=spec)
+    except CheckpointError as e:
+        raise AgentSpecError(f"agent {spec!r}: {e}") from None
+
+
+register(
+    "zoo",
+    _zoo,
+    "a shipped policy (agurk zoo lists them): zoo:PRESET, or zoo alone for the policy of the preset in play",
+    arg="PRESET",
+    optional=True,
+)
+GUIDED_DEFAULTS: dict[str, int | str] = {
+    "worlds": 16,
+    "eval": "exact",
+    "policy": "zoo",
+    "belief": "on",
+    "prior": "0",
+    "top": "all",
+    "tricks": "auto",
+    "tie": "prior",
+    "rollout": "greedy",
+    "out": "on",
+}
+"""The options of ``guided`` and their defaults."""
+
+
+def _guided(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
+    """``guided[:worlds=N;eval=E;policy=P;belief=on|off;prior=W;top=K;tricks=N;tie=T;rollout=R;out=on|off]``."""
+    options = _search_options(spec, arg, GUIDED_DEFAULTS)
+    belief, out, prior, top, tricks = (str(options[key]) for key in ("belief", "out", "prior", "top", "tricks"))
+    for key, value in (("belief", belief), ("out", out)):
+        if value not in ("on", "off"):
+            raise AgentSpecError(f"{key} in agent {spec!r} must be on or off, not {value!r}")
+    try:
+        weight = float(prior)
+    except ValueError:
+        weight = -1.0
+    if not weight >= 0 or weight == float("inf"):
+        raise AgentSpecError(f"prior in agent {spec!r} must be a number >= 0, not {prior!r}")
+    for key, value in (("top", top), ("tricks", tricks)):
+        if value not in ("all", "auto") and not (value.isdigit() and int(value) >= 1):
+            word = "all" if key == "top" else "auto"
+            raise AgentSpecError(f"{key} in agent {spec!r} must be {word} or a positive integer, not {value!r}")
+    try:
+        from agents.guided import Guided  # torch is an optional dependency
+        from agents.policy import CheckpointError
+    except ImportError as e:
+        raise AgentSpecError(f'agent {spec!r} needs torch: pip install -e ".[rl]" ({e.name} missing)') from None
+    try:
+        return Guided(
+            rng,
+            policy=str(options["policy"]),
+            worlds=int(options["worlds"]),
+            evaluation=str(options["eval"]),
+            belief=belief == "on",
+            prior=weight,
+            top=None if top == "all" else int(top),
+            tricks=None if tricks == "auto" else int(tricks),
+            tie=str(options["tie"]),
+            moves=str(options["rollout"]),
+            going_out=out == "on",
+            spec=spec,
+        )
+    except (CheckpointError, ValueError) as err:
+        raise AgentSpecError(f"agent {spec!r}: {err}") from None
+
+
+register(
+    "guided",
+    _guided,
+    "search on a trained policy (P=zoo, zoo:PRESET or a checkpoint PATH): pimc's sampled worlds weighted by how"
+    " likely the opponents' plays were under the policy (belief), valued by the exact solver at most tricks=N"
+    " tricks left and before that by rollouts in which the policy plays every seat (R=greedy|sample; E=rollout:"
+    " rollouts only), plus prior=W times log pi of the own card; top=K searches the K likeliest cards, tie=rollout"
+    " settles equal exact values by rollouts; out=on charges going out in the exact values. Default worlds=16;"
+    "eval=exact;policy=zoo;belief=on;prior=0;out=on",
+    arg="worlds=N;eval=E;policy=P;belief=on|off;prior=W;top=K;tricks=N;tie=T;rollout=R;out=on|off",
+    optional=True,
+)
+BEST, BEST_WITHOUT_TORCH = "zoo", "pimc"
+"""What ``best`` plays: the strongest fair agent measured (README, "The strongest agents"), and without torch."""
+
+
+def _best(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
+    """:data:`BEST` for the rules in play; :data:`BEST_WITHOUT_TORCH` where torch is not installed."""
+    if importlib.util.find_spec("torch") is None:
+        name, arg = BEST_WITHOUT_TORCH, None
+    else:
+        name, arg = parse_spec(BEST)[0].name, None
+    agent = AGENTS[name].factory(spec, arg, rng)
+    agent.spec = spec
+    return agent
+
+
+register("best", _best, f"the strongest fair agent measured: {BEST} ({BEST_WITHOUT_TORCH} without torch)")
 
 
 def known() -> str:
@@ -206,4 +329,3 @@ def opponents(spec_string: str, players: int) -> Callable[[int], list[Agent]]:
         return agents * (players - 1) if len(specs) == 1 else agents
 
     return build
-

@@ -62,7 +62,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from agents.processes import SPAWN, map_spawned
+from agents.processes import LOCAL, Backend, TaskProgress, run_tasks
 from agents.registry import make_agent
 from agurk_env import engine
 from agurk_env.agent import Agent
@@ -494,18 +494,10 @@ def play_rotation(
     return seat_stats(rules, agents, deals, seed, batch=batch, progress=progress).rotate(rotation)
 
 
-_DONE: Any = None  # in a worker process: the shared per-rotation count of finished matches
-
-
-def _init_worker(done: Any) -> None:
-    global _DONE
-    _DONE = done
-
-
-def _worker_rotation(rules: Rules, packed: bytes, rotation: int, deals: int, seed: int, batch: int) -> SeatStats:
-    def report(n_done: int) -> None:
-        _DONE[rotation] = n_done
-
+def _rotation_task(
+    progress: TaskProgress, rules: Rules, packed: bytes, rotation: int, deals: int, seed: int, batch: int
+) -> SeatStats:
+    """One rotation as a task of :func:`agents.processes.run_tasks`: a fresh copy of the entries plays it."""
     try:
         entries = pickle.loads(packed)
     except (AttributeError, ImportError) as err:
@@ -513,11 +505,12 @@ def _worker_rotation(rules: Rules, packed: bytes, rotation: int, deals: int, see
             f"a tournament worker process cannot load the agent objects ({err}): their classes must be importable "
             "by module name (not defined in an interactive session or notebook); or use workers=1"
         ) from None
-    return play_rotation(rules, entries, rotation, deals, seed, batch, report)
+    return play_rotation(rules, entries, rotation, deals, seed, batch, progress)
 
 
 PARALLEL_MIN_MATCHES = 4000
-"""Tournaments with fewer matches than this (deals x players) run in one process, whatever ``workers``."""
+"""Tournaments with fewer matches than this (deals x players) run in one process on the local backend, whatever
+``workers``."""
 
 
 def tournament(
@@ -530,6 +523,7 @@ def tournament(
     progress: Callable[[int], Any] | None = None,
     workers: int = 1,
     unit: Unit = "match",
+    backend: Backend = LOCAL,
 ) -> TournamentResult:
     """Play ``deals`` duplicate deals in every rotation of the entries ``specs`` (one per seat) and summarize.
 
@@ -539,9 +533,12 @@ def tournament(
     an object that cannot be pickled raises ``TypeError``. ``unit`` is what the statistics
     count, ``"match"`` or ``"round"`` (see the module docstring); the play is the same.
     ``progress(n_done)`` counts matches over all rotations (``deals * players`` in all).
-    With ``workers > 1`` (and at least :data:`PARALLEL_MIN_MATCHES` matches) the rotations
-    run in that many spawned worker processes, which must be able to import the objects'
-    classes; the numbers are the same either way. Entries are checked
+    Each rotation is one task of :func:`agents.processes.run_tasks` on ``backend``: with the
+    local backend and ``workers > 1`` (and at least :data:`PARALLEL_MIN_MATCHES` matches) the
+    rotations run in that many spawned worker processes, on ``Backend("ray")`` as Ray tasks
+    (``workers`` CPUs if it starts a local Ray instance); the workers must be able to import the
+    objects' classes, and the numbers are the same on every backend. A rotation that fails
+    every retry raises :class:`agents.processes.TaskError`. Entries are checked
     (``agents.registry.AgentSpecError`` for a bad spec) before anything is played.
     """
     p = rules.players
@@ -552,29 +549,15 @@ def tournament(
         )
     packed = pack_entries(specs, p, seed)
     labels = [label(entry) for entry in specs]
-    workers = min(workers, p) if deals * p >= PARALLEL_MIN_MATCHES else 1
-    if workers == 1:
-        by_rotation = []
-        for r in range(p):
-            step = None if progress is None else (lambda n_done, base=r * deals: progress(base + n_done))
-            by_rotation.append(play_rotation(rules, pickle.loads(packed), r, deals, seed, batch, step))
-    else:
-        by_rotation = _parallel(rules, packed, deals, seed, batch, progress, workers)
+    if backend.kind == "local" and deals * p < PARALLEL_MIN_MATCHES:
+        workers = 1
+    by_rotation = run_tasks(
+        _rotation_task,
+        [(rules, packed, r, deals, seed, batch) for r in range(p)],
+        min(workers, p),
+        backend,
+        names=[f"tournament rotation {r}" for r in range(p)],
+        on_progress=None if progress is None else (lambda units, stages: progress(int(sum(units)))),
+    )
     entries = summarize(labels, by_rotation, seed, resamples, unit)
     return TournamentResult(rules, labels, seed, deals, batch, resamples, unit, entries, by_rotation)
-
-
-def _parallel(
-    rules: Rules,
-    packed: bytes,
-    deals: int,
-    seed: int,
-    batch: int,
-    progress: Callable[[int], Any] | None,
-    workers: int,
-) -> list[SeatStats]:
-    """The rotations played by ``workers`` spawned processes (progress polled from shared counters)."""
-    done = SPAWN.Array("q", rules.players, lock=False)
-    jobs = [(rules, packed, r, deals, seed, batch) for r in range(rules.players)]
-    poll = None if progress is None else (lambda: progress(sum(done)))
-    return map_spawned(_worker_rotation, jobs, workers, _init_worker, (done,), poll)

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from agurk_env.rules import Rules
+from agurk_env.rules import Rules, per_rules
 
 ACE = 12
 """Action index of the ace."""
@@ -163,7 +163,7 @@ def _by_strength(strength: np.ndarray, values: np.ndarray, empty: int = 0) -> np
     return table
 
 
-@functools.lru_cache(maxsize=64)
+@per_rules
 def tables(rules: Rules) -> Tables:
     """Resolve ``rules`` into tables and flags (cached per rules object)."""
     n = rules.num_actions

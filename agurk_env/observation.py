@@ -14,12 +14,10 @@ environments, the trainer and the agents.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from agurk_env import engine
-from agurk_env.rules import Rules
+from agurk_env.rules import Rules, per_rules
 
 MAX_SEATS = 8
 """Relative-seat slots; seats beyond the table's players stay zero."""
@@ -82,7 +80,7 @@ def view(obs: np.ndarray) -> dict[str, np.ndarray]:
     return {k: obs[..., _STARTS[k] : _STARTS[k] + _SIZES[k]].reshape(*lead, *SLICES[k]) for k in SLICES}
 
 
-@functools.lru_cache(maxsize=64)
+@per_rules
 def _rule_vector(rules: Rules) -> np.ndarray:
     """The constant "rules" and "players" slices for ``rules``."""
     flags = [float(getattr(rules, name) == value) for name, value in _RULE_FLAGS]
@@ -136,4 +134,3 @@ def observe(rules: Rules, state: engine.State, seats: np.ndarray | None = None) 
     constant = _rule_vector(rules)
     out[:, _AT["players"] : _AT["players"] + constant.size] = constant
     return out
-

@@ -8,9 +8,10 @@ with a one-line :class:`RulesError` naming the option and its allowed values.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 CARDS: tuple[str, ...] = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "X")
 """Card names in action order: action ``i`` plays ``CARDS[i]`` (``X`` = joker)."""
@@ -259,3 +260,32 @@ def _validate(r: Rules) -> None:
         raise RulesError("rebuys must be 0 with match_end=first_out (rebuys need match_end=last_standing)")
     if r.ace_lock != "none" and r.ace == "low":
         raise RulesError("ace_lock must be none when ace=low (a low ace cannot lock a trick)")
+
+
+_T = TypeVar("_T")
+_PER_RULES_SIZE = 64
+
+
+def per_rules(build: Callable[[Rules], _T]) -> Callable[[Rules], _T]:
+    """Cache ``build(rules)``: by the object's identity first (no hashing on hot paths), then by equal rules.
+
+    A :class:`Rules` hashes and compares all its options, about a microsecond each time;
+    the engine asks for its tables several times per move, so a one-game loop (the AEC
+    environment) would spend a tenth of its time there. Up to 64 rules sets are kept.
+    """
+    by_equal = functools.lru_cache(maxsize=_PER_RULES_SIZE)(build)
+    by_id: dict[int, tuple[Rules, _T]] = {}
+
+    @functools.wraps(build)
+    def cached(rules: Rules) -> _T:
+        hit = by_id.get(id(rules))
+        if hit is not None and hit[0] is rules:
+            return hit[1]
+        if len(by_id) >= _PER_RULES_SIZE:
+            by_id.clear()
+        value = by_equal(rules)
+        by_id[id(rules)] = (rules, value)  # the entry holds the object, so its id stays its own
+        return value
+
+    cached.cache_clear = by_equal.cache_clear  # type: ignore[attr-defined]
+    return cached

@@ -10,6 +10,12 @@ but ``hand``, as seat 0 observes them: relative seat ``r`` seen from seat 0 is s
 so each of those slices means what it means in the observation, with absolute seats.
 :func:`view` reshapes a vector into named parts; :func:`state_vector` computes a batch of
 them from an engine state and :func:`state_box` is their gymnasium space.
+
+``state_vector(rules, state, seats)`` writes the same vector in the relative seats of
+``seats`` instead (a per-game seat, e.g. the seat to move): slot ``r`` of ``hands``,
+``to_move`` and every public slice is the ``r``-th seat clockwise from that seat, so the
+public slices are that seat's observation and :data:`OBSERVATION` picks the whole
+observation out of the vector (a trainer's full-information critic of the mover reads it so).
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ _STARTS = dict(zip(SLICES, np.cumsum([0, *_SIZES.values()])[:-1].tolist(), stric
 _PUBLIC = _STARTS["played"]  # where the observation's slices after "hand" (its first) begin
 SIZE = sum(_SIZES.values())
 """Length of the state vector."""
+OBSERVATION = np.concatenate([np.arange(CARD_SLOTS), np.arange(_PUBLIC, SIZE)])
+"""Columns of a state vector that form the observation of the seat it is written for (hand slot 0, public slices)."""
 
 
 def view(vec: np.ndarray) -> dict[str, np.ndarray]:
@@ -44,14 +52,16 @@ def view(vec: np.ndarray) -> dict[str, np.ndarray]:
     return {k: vec[..., _STARTS[k] : _STARTS[k] + _SIZES[k]].reshape(*lead, *SLICES[k]) for k in SLICES}
 
 
-def state_vector(rules: Rules, state: engine.State) -> np.ndarray:
-    """``(B, SIZE)`` float32 full-information state vectors of every game of ``state``."""
+def state_vector(rules: Rules, state: engine.State, seats: np.ndarray | None = None) -> np.ndarray:
+    """``(B, SIZE)`` float32 full-information state vectors of every game, in absolute seats or those of ``seats``."""
     b, p, a = state.batch, rules.players, rules.num_actions
+    games = np.arange(b)
+    seats = np.zeros(b, np.int64) if seats is None else np.asarray(seats, dtype=np.int64)
     out = np.zeros((b, SIZE), np.float32)
     hands = out[:, : _STARTS["to_move"]].reshape(b, MAX_SEATS, CARD_SLOTS)
-    hands[:, :p, :a] = state.hands / 4.0
-    out[np.arange(b), _STARTS["to_move"] + state.cur] = 1.0
-    out[:, _PUBLIC:] = observation.observe(rules, state, np.zeros(b, np.int64))[:, CARD_SLOTS:]
+    hands[:, :p, :a] = state.hands[games[:, None], (seats[:, None] + np.arange(p)) % p] / 4.0
+    out[games, _STARTS["to_move"] + (state.cur - seats) % p] = 1.0
+    out[:, _PUBLIC:] = observation.observe(rules, state, seats)[:, CARD_SLOTS:]
     return out
 
 

@@ -2,18 +2,26 @@
 
 Every variant of a report gets the same budget: the same number of duplicate deals per
 ladder agent and the same number of PPO training decisions, so the variants are compared
-on equal terms.
+on equal terms. A budget's ``policy`` says where the ladder's learned agent comes from:
+``train`` (a PPO agent trained for each variant) or ``zoo`` (the shipped policy of each
+variant's preset, :mod:`agents.zoo`: nothing is trained).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from agents.heuristics import DESCRIPTIONS
 from agents.registry import STRONGEST_HEURISTIC
 from agurk_env.rules import PRESETS
 from training.config import config_to_dict, load_config, packaged_config
+
+Policy = Literal["train", "zoo"]
+POLICIES: tuple[str, ...] = get_args(Policy)
+"""Where the ladder's learned agent comes from: trained per variant, or the shipped ``zoo:PRESET`` policy."""
+POLICY_LABEL: dict[str, str] = {"train": "ppo", "zoo": "zoo"}
+"""The learned agent's name on the ladder, by policy."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +39,8 @@ class Budget:
     """World counts of the PIMC agents on the ladder (two or more search strengths)."""
     resamples: int
     """Bootstrap resamples over deals behind every 95% interval."""
+    policy: Policy = "train"
+    """The ladder's learned agent: ``train`` one PPO agent per variant (``train_steps`` decisions), or ``zoo``."""
 
 
 BUDGETS: dict[str, Budget] = {
@@ -53,7 +63,8 @@ BUDGETS: dict[str, Budget] = {
 FIELD = STRONGEST_HEURISTIC
 """The field every ladder agent plays against: the strongest heuristic (``guard``), named as on the ladder."""
 RANDOM, ORACLE = "random", "oracle"
-"""The ladder's floor and its fictive player (sees every card), the ends of relative skill."""
+"""The ladder's floor and its fictive player (the exact oracle: sees every card), the ends of relative skill."""
+
 
 def quickstart_settings() -> dict[str, Any]:
     """PPO settings of the ladder's trained agent without ``--train-config``: the packaged quickstart config.
@@ -64,16 +75,20 @@ def quickstart_settings() -> dict[str, Any]:
     return config_to_dict(load_config(packaged_config("quickstart.yaml")))
 
 
-def ladder(budget: Budget, ppo_spec: str) -> list[str]:
-    """The agent ladder: random, every heuristic, PIMC at each world count, the PPO agent, the oracle."""
-    return [RANDOM, *DESCRIPTIONS, *(f"pimc:worlds={w}" for w in budget.worlds), ppo_spec, ORACLE]
+def ladder(budget: Budget, policy_spec: str | None = None) -> list[str]:
+    """The agent ladder: random, every heuristic, PIMC at each world count, the learned agent, the oracle.
+
+    ``policy_spec`` is the learned agent's spec; ``None`` names it by its label (``ppo`` or ``zoo``).
+    """
+    learned = POLICY_LABEL[budget.policy] if policy_spec is None else policy_spec
+    return [RANDOM, *DESCRIPTIONS, *(f"pimc:worlds={w}" for w in budget.worlds), learned, ORACLE]
 
 
 def match_cost(spec: str) -> float:
     """Rough relative cost of one focal match of ``spec`` (for the progress bar's estimate only)."""
     if spec.startswith(("pimc", ORACLE)):
         return 25.0
-    return 2.0 if spec.startswith("ppo") else 1.0
+    return 2.0 if spec.startswith(("ppo", "zoo")) else 1.0
 
 
 TRAIN_COST = 1 / 250

@@ -1,4 +1,4 @@
-"""The skill report's PNG plots: relative skill per variant, and the ladder's win rates per variant."""
+"""The PNG plots: the skill report's relative skill and ladder win rates, the atlas's heatmaps, a sweep's win rates."""
 
 from __future__ import annotations
 
@@ -68,6 +68,76 @@ def plot_ladder(report: dict[str, Any], path: Path) -> None:
     ax.set_ylabel(f"win rate against {report['players'] - 1} x {report['field']}")
     ax.set_title("Ladder win rates per variant (ranked by relative skill)")
     ax.legend(fontsize="x-small", ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, **_SAVE)
+    plt.close(fig)
+
+
+def plot_sweep(rows: list[dict[str, Any]], path: Path) -> None:
+    """``results.png`` of ``agurk sweep``: each agent's win rate at each grid point, 95% intervals, the fair share."""
+    plt = _pyplot()
+    keys = list(dict.fromkeys(r["key"] for r in rows))
+    agents = list(dict.fromkeys(r["agent"] for r in rows))
+    y = np.arange(len(keys))
+    step = 0.8 / len(agents)
+    fig, ax = plt.subplots(figsize=(8, 1.4 + 0.35 * len(keys)))
+    for j, agent in enumerate(agents):
+        mine = [r for r in rows if r["agent"] == agent]
+        at = np.array([keys.index(r["key"]) for r in mine]) - 0.4 + (j + 0.5) * step
+        cis = [[r["win_rate_low"], r["win_rate_high"]] for r in mine]
+        values, err = _errors([r["win_rate"] for r in mine], cis, cap=1.0)
+        ax.errorbar(values, at, xerr=err, fmt="o", ms=3, capsize=2, label=agent)
+    fair = {r["key"]: 1 / r["players"] for r in rows}
+    names = {r["key"]: f"{r['key']} ({r['override']})" if r["override"] else r["key"] for r in rows}
+    ax.scatter([fair[k] for k in keys], y, marker="|", s=150, color="black", label="fair share")
+    ax.set_yticks(y, [names[k] for k in keys])
+    ax.invert_yaxis()
+    ax.set_xlabel(f"win rate against {rows[0]['opponent']} in every other seat")
+    ax.set_title("Sweep: the focal agents' win rates per grid point")
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, **_SAVE)
+    plt.close(fig)
+
+
+Panel = tuple[str, list[list[float | None]], list[list[str]], bool]
+"""One heatmap panel: title, values per (row, column) (``None``: no colour), annotations, log colour scale."""
+
+
+def plot_heatmaps(path: Path, title: str, players: list[int], hands: list[int], panels: list[Panel]) -> None:
+    """Heatmaps side by side over players (rows) x hand size (columns), each cell's text written on it (grey: none)."""
+    plt = _pyplot()
+    from matplotlib.colors import LogNorm, Normalize
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+    width = max(3.8, 1.8 + 1.3 * len(hands))
+    fig, axes = plt.subplots(1, len(panels), figsize=(len(panels) * width, 1.8 + 0.8 * len(players)), squeeze=False)
+    for ax, (name, values, texts, log) in zip(axes[0], panels, strict=True):
+        grid = np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)
+        finite = grid[np.isfinite(grid)]
+        if log and finite.size and finite.min() > 0:
+            low, high = float(finite.min()), float(finite.max())
+            norm: Any = LogNorm(low / 1.5, high * 1.5) if low == high else LogNorm(low, high)
+            cmap = plt.get_cmap("viridis_r").with_extremes(bad="#d9d9d9")
+        else:
+            norm = Normalize(min(0.0, *finite), max(1.0, *finite)) if finite.size else Normalize(0.0, 1.0)
+            cmap = plt.get_cmap("viridis").with_extremes(bad="#d9d9d9")
+        image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=norm, aspect="auto")
+        for i in range(len(players)):
+            for j in range(len(hands)):
+                dark = np.isfinite(grid[i, j]) and np.dot(cmap(norm(grid[i, j]))[:3], (0.299, 0.587, 0.114)) < 0.5
+                ax.text(j, i, texts[i][j], ha="center", va="center", fontsize=8, color="white" if dark else "black")
+        ax.set_xticks(range(len(hands)), [str(h) for h in hands])
+        ax.set_yticks(range(len(players)), [str(p) for p in players])
+        ax.set_xlabel("cards per hand")
+        ax.set_ylabel("players")
+        ax.set_title(name, fontsize="medium")
+        bar = fig.colorbar(image, ax=ax, shrink=0.85)
+        if isinstance(norm, LogNorm):  # plain numbers at 1, 2, 3, 5, 7 x 10^k
+            bar.ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 3.0, 5.0, 7.0)))
+            bar.ax.yaxis.set_minor_locator(NullLocator())
+            bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    fig.suptitle(title, fontsize="medium")
     fig.tight_layout()
     fig.savefig(path, **_SAVE)
     plt.close(fig)

@@ -1,8 +1,9 @@
 """``agurk skill-report``: run every variant (in parallel worker processes) and write the report files.
 
 ``skill_report(variants, players, budget, seed, out)`` runs :func:`skill.variant.run_variant`
-for each preset, one worker process per variant at a time, with one progress bar over
-the whole run, then writes into ``out``:
+for each preset, each variant one task of :func:`agents.processes.run_tasks` (one worker
+process per variant at a time, or Ray tasks with ``backend=Backend("ray")``), with one
+progress bar over the whole run, then writes into ``out``:
 
 - ``report.json``: ``{"seed", "budget", "players", "variants": [...]}`` (variants ranked by
   ``rs_win``; see :func:`skill.variant.run_variant` for each object's keys);
@@ -10,15 +11,19 @@ the whole run, then writes into ``out``:
 - ``ladder.csv``: one row per variant and ladder agent;
 - ``report.md``: the ranked table, what the differences mean, the command and seed;
 - ``rs.png`` and ``ladder.png`` (:mod:`skill.plots`);
-- ``checkpoints/PRESET.pt``: each variant's trained PPO agent.
+- ``checkpoints/PRESET.pt``: each variant's trained PPO agent (not with the ``zoo`` policy,
+  which plays each preset's shipped policy instead).
 
-Every file depends only on the arguments, not on the worker count or the machine's speed:
-the same seed gives the same report.
+:mod:`skill.atlas` runs the same variants over a grid of player counts and hand sizes.
+
+Every file depends only on the arguments, not on the backend, the worker count or the
+machine's speed: the same seed gives the same report.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import os
@@ -26,7 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.processes import SPAWN, map_spawned
+from agents.processes import LOCAL, Backend, TaskProgress, run_tasks
 from skill.budget import BUDGETS, FIELD, Budget, ladder, quickstart_settings
 from skill.variant import VariantJob, run_variant, work
 
@@ -43,10 +48,12 @@ def make_jobs(
     out: Path,
     checkpoints: dict[str, str] | None = None,
     train_settings: dict[str, Any] | None = None,
+    hand_size: int | None = None,
 ) -> list[VariantJob]:
     """One :class:`VariantJob` per preset; a preset in ``checkpoints`` reuses that checkpoint instead of training."""
     checkpoints = checkpoints or {}
     settings = train_settings or quickstart_settings()
+    trains = budget.policy == "train"
     return [
         VariantJob(
             preset=preset,
@@ -55,63 +62,52 @@ def make_jobs(
             seed=seed,
             train_settings=settings,
             checkpoint=checkpoints.get(preset),
-            checkpoint_out=None if preset in checkpoints else str(out / "checkpoints" / f"{preset}.pt"),
+            checkpoint_out=str(out / "checkpoints" / f"{preset}.pt") if trains and preset not in checkpoints else None,
+            hand_size=hand_size,
         )
         for preset in variants
     ]
 
 
-_SHARED: Any = None  # in a worker process: (units done, stage index) per variant
-
-
-def _init_worker(done: Any, stage: Any) -> None:
-    global _SHARED
+def _init_worker() -> None:
+    """One torch thread in each worker process: one core per variant."""
     import torch
 
-    torch.set_num_threads(1)  # one core per variant
-    _SHARED = (done, stage)
+    torch.set_num_threads(1)
 
 
 def _stage_names(job: VariantJob) -> list[str]:
-    """The stages a variant reports, in order (their index travels through shared memory)."""
-    return ["waiting", "training PPO", *ladder(job.budget, "ppo"), "done"]
+    """The stages a variant reports, in order (a task reports its stage's index)."""
+    return ["waiting", "training PPO", *ladder(job.budget), "done"]
 
 
-def _worker(index: int, job: VariantJob) -> dict[str, Any]:
+def _variant_task(progress: TaskProgress, job: VariantJob) -> dict[str, Any]:
+    """One variant as a task of :func:`agents.processes.run_tasks`."""
     names = _stage_names(job)
-    done, stage = _SHARED
-
-    def progress(units: float, name: str) -> None:
-        done[index] = units
-        stage[index] = names.index(name)
-
-    return run_variant(job, progress)
+    return run_variant(job, lambda units, name: progress(units, names.index(name)))
 
 
-def run_jobs(jobs: Sequence[VariantJob], workers: int = 1, monitor: Monitor | None = None) -> list[dict[str, Any]]:
-    """Run the variants, ``workers`` at a time in spawned processes (in this process when 1); results in order."""
+def run_jobs(
+    jobs: Sequence[VariantJob], workers: int = 1, monitor: Monitor | None = None, backend: Backend = LOCAL
+) -> list[dict[str, Any]]:
+    """Run the variants on ``backend``, ``workers`` at a time (locally: in this process when 1); results in order."""
     names = [_stage_names(job) for job in jobs]
     totals = [work(job) for job in jobs]
-    if workers <= 1:
-        results = []
-        units, stages = [0.0] * len(jobs), ["waiting"] * len(jobs)
-        for i, job in enumerate(jobs):
 
-            def progress(u: float, name: str, i: int = i) -> None:
-                units[i], stages[i] = u, name
-                if monitor is not None:
-                    monitor(units, totals, stages)
-
-            results.append(run_variant(job, progress))
-        return results
-    done = SPAWN.Array("d", len(jobs), lock=False)
-    stage = SPAWN.Array("i", len(jobs), lock=False)
-
-    def poll() -> None:
+    def on_progress(units: list[float], stages: list[int]) -> None:
         if monitor is not None:
-            monitor(list(done), totals, [n[i] for n, i in zip(names, stage, strict=True)])
+            monitor(units, totals, [n[s] for n, s in zip(names, stages, strict=True)])
 
-    return map_spawned(_worker, list(enumerate(jobs)), workers, _init_worker, (done, stage), poll, every=0.5)
+    return run_tasks(
+        _variant_task,
+        [(job,) for job in jobs],
+        workers,
+        backend,
+        names=[f"variant {job.preset} ({job.rules.players} players, {job.rules.hand_size} cards)" for job in jobs],
+        initializer=_init_worker,
+        on_progress=on_progress,
+        every=0.5,
+    )
 
 
 def rank(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -122,33 +118,52 @@ def rank(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def command_line(
     variants: Sequence[str],
-    players: int,
+    players: int | Sequence[int],
     budget: str,
     seed: int,
     out: str,
     checkpoints: dict[str, str],
     train_config: str | None,
+    hand_sizes: Sequence[int] = (),
+    policy: str | None = None,
+    deals: int | None = None,
 ) -> str:
-    """The ``agurk skill-report`` command that reproduces a report."""
-    words = [
-        "agurk",
-        "skill-report",
-        "--variants",
-        ",".join(variants),
-        "--players",
-        str(players),
-        "--budget",
-        budget,
-        "--seed",
-        str(seed),
-        "--out",
-        out,
-    ]
+    """The ``agurk skill-report`` command that reproduces a report (or an atlas: several players or hand sizes)."""
+    counts = [players] if isinstance(players, int) else list(players)
+    words = ["agurk", "skill-report", "--variants", ",".join(variants), "--players", ",".join(map(str, counts))]
+    if hand_sizes:
+        words += ["--hand-sizes", ",".join(map(str, hand_sizes))]
+    words += ["--budget", budget]
+    if policy is not None:
+        words += ["--policy", policy]
+    if deals is not None:
+        words += ["--deals", str(deals)]
+    words += ["--seed", str(seed), "--out", out]
     for preset, path in checkpoints.items():
         words += ["--checkpoint", f"{preset}={path}"]
     if train_config:
         words += ["--train-config", train_config]
     return " ".join(words)
+
+
+def zoo_policies(presets: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per preset, the shipped policy a ``zoo`` ladder plays: decisions trained and its file's SHA-256 (16 digits)."""
+    from agents.zoo import describe, path_of
+
+    trained = {d["preset"]: d["decisions"] for d in describe()}
+    return {
+        preset: {"decisions": trained[preset], "sha256": hashlib.sha256(path_of(preset).read_bytes()).hexdigest()[:16]}
+        for preset in dict.fromkeys(presets)
+    }
+
+
+def relative_checkpoints(results: list[dict[str, Any]], out: Path) -> None:
+    """Name each result's trained checkpoint relative to ``out`` when it lies there (a report names its own files)."""
+    for result in results:
+        if result["ppo_checkpoint"] is not None:
+            path = Path(result["ppo_checkpoint"])
+            if path.is_relative_to(out):
+                result["ppo_checkpoint"] = path.relative_to(out).as_posix()
 
 
 def skill_report(
@@ -162,12 +177,17 @@ def skill_report(
     workers: int | None = None,
     monitor: Monitor | None = None,
     command: str | None = None,
+    backend: Backend = LOCAL,
+    hand_size: int | None = None,
 ) -> dict[str, Any]:
     """Run a skill report and write its files into ``out``; return the ``report.json`` object.
 
-    ``budget`` is a :data:`skill.budget.BUDGETS` name or a :class:`Budget`. ``workers``
-    defaults to one per variant, at most one per CPU core. ``command`` is quoted in
-    ``report.md`` (the CLI passes the command line that reproduces the run).
+    ``budget`` is a :data:`skill.budget.BUDGETS` name or a :class:`Budget` (its ``policy``
+    says whether each variant trains a PPO agent or plays its preset's shipped policy).
+    ``workers`` defaults to one per variant, at most one per CPU core. ``command`` is quoted
+    in ``report.md`` (the CLI passes the command line that reproduces the run). The variants
+    run on ``backend`` (see :func:`agents.processes.run_tasks`); the report is the same on
+    each. ``hand_size`` deals that many cards in every variant (``None``: each preset's own).
     """
     from skill.plots import plot_ladder, plot_rs
 
@@ -175,24 +195,28 @@ def skill_report(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     checkpoints = dict(checkpoints or {})
-    jobs = make_jobs(variants, players, plan, seed, out, checkpoints, train_settings)
+    jobs = make_jobs(variants, players, plan, seed, out, checkpoints, train_settings, hand_size)
     workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
-    results = run_jobs(jobs, min(workers, len(jobs)), monitor)
-    for result in results:  # the report names its own checkpoints relative to its folder
-        path = Path(result["ppo_checkpoint"])
-        if path.is_relative_to(out):
-            result["ppo_checkpoint"] = path.relative_to(out).as_posix()
+    results = run_jobs(jobs, min(workers, len(jobs)), monitor, backend)
+    relative_checkpoints(results, out)
+    sizes = [hand_size] if hand_size is not None else []
     report = {
         "seed": seed,
         "budget": plan.name,
         "players": players,
+        "hand_size": hand_size,
         "deals": plan.deals,
         "matches_per_agent": plan.deals * players,
-        "train_steps": plan.train_steps,
+        "policy": plan.policy,
+        "train_steps": plan.train_steps if plan.policy == "train" else 0,
+        "zoo": zoo_policies(variants) if plan.policy == "zoo" else None,
         "bootstrap_resamples": plan.resamples,
         "field": FIELD,
-        "ladder": ladder(plan, "ppo"),
-        "command": command or command_line(variants, players, plan.name, seed, str(out), checkpoints, None),
+        "ladder": ladder(plan),
+        "command": command
+        or command_line(
+            variants, players, plan.name, seed, str(out), checkpoints, None, sizes, plan.policy, plan.deals
+        ),
         "variants": rank(results),
     }
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
@@ -227,7 +251,7 @@ def write_csv(report: dict[str, Any], out: Path) -> None:
                 [
                     v["rank"],
                     v["preset"],
-                    *(_cell(x) for k in STAT_KEYS for x in (v[k], *v[f"{k}_ci"])),
+                    *(csv_number(x) for k in STAT_KEYS for x in (v[k], *v[f"{k}_ci"])),
                     v["best_win"],
                     v["best_penalty"],
                 ]
@@ -238,10 +262,10 @@ def write_csv(report: dict[str, Any], out: Path) -> None:
         w.writerow(["preset", "spec", *(f"{k}{s}" for k in keys for s in ("", "_low", "_high"))])
         for v in report["variants"]:
             for a in v["ladder"]:
-                w.writerow([v["preset"], a["spec"], *(_cell(x) for k in keys for x in (a[k], *a[f"{k}_ci"]))])
+                w.writerow([v["preset"], a["spec"], *(csv_number(x) for k in keys for x in (a[k], *a[f"{k}_ci"]))])
 
 
-def _cell(x: float | None) -> str:
+def csv_number(x: float | None) -> str:
     """A CSV number: empty for ``None`` (unbounded or undefined), else 6 significant digits."""
     return "" if x is None else f"{x:.6g}"
 
@@ -296,14 +320,27 @@ def meaning(report: dict[str, Any]) -> str:
     return text
 
 
+def policy_sentence(report: dict[str, Any]) -> str:
+    """What the ladder's learned agent is: the PPO agent trained per variant, or each preset's shipped policy."""
+    if report.get("policy", "train") == "train":
+        return f"The PPO agent of each variant trained for {report['train_steps']:,} decisions."
+    trained = ", ".join(f"{p} {z['decisions']:,}" for p, z in report["zoo"].items())
+    return (
+        "The learned agent `zoo` is each preset's shipped policy (`zoo:PRESET`, trained on 2-7 players at the "
+        f"preset's own hand size; decisions trained: {trained}); nothing was trained for this report."
+    )
+
+
 def markdown(report: dict[str, Any]) -> str:
     """``report.md``: ranked table, ladder win rates, meaning, command and seed."""
+    cards = f", {report['hand_size']} cards" if report.get("hand_size") is not None else ""
     lines = [
-        f"# Agurk variant skill report ({report['budget']} budget, {report['players']} players, seed {report['seed']})",
+        f"# Agurk variant skill report ({report['budget']} budget, {report['players']} players{cards}, "
+        f"seed {report['seed']})",
         "",
         f"Each ladder agent played {report['deals']} duplicate deals ({report['matches_per_agent']} matches, every "
         f"seat rotation) as the focal player against {report['players'] - 1} copies of `{report['field']}`. "
-        f"The PPO agent of each variant trained for {report['train_steps']:,} decisions. Intervals are 95% "
+        f"{policy_sentence(report)} Intervals are 95% "
         f"bootstrap intervals over deals ({report['bootstrap_resamples']} resamples).",
         "",
         "## Variants ranked by relative skill",

@@ -2,7 +2,10 @@
 
 :func:`run_variant` is what each worker process runs. Everything in it is seeded from the
 report's seed: the PPO agent's training (``Config.seed``) and every tournament (the same
-deals for every ladder agent, so its numbers are compared on common deals).
+deals for every ladder agent, so its numbers are compared on common deals). A variant is a
+preset at a player count and (optionally) a hand size: one cell of the variant atlas
+(:mod:`skill.atlas`). With the budget's ``policy`` ``zoo`` nothing is trained: the shipped
+policy of the preset (``zoo:PRESET``) takes the PPO agent's place on the ladder.
 """
 
 from __future__ import annotations
@@ -33,24 +36,34 @@ class VariantJob:
     checkpoint: str | None = None
     """A trained checkpoint to put on the ladder instead of training one."""
     checkpoint_out: str | None = None
-    """Where the trained checkpoint is written (when ``checkpoint`` is None)."""
+    """Where the trained checkpoint is written (when ``checkpoint`` is None and the budget trains)."""
+    hand_size: int | None = None
+    """Cards dealt to each player (``None``: the preset's own)."""
 
     @property
     def rules(self) -> Rules:
-        """The variant's rules at the report's player count."""
-        return Rules.preset(self.preset, players=self.players)
+        """The variant's rules at the report's player count (and hand size)."""
+        sizes = {} if self.hand_size is None else {"hand_size": self.hand_size}
+        return Rules.preset(self.preset, players=self.players, **sizes)
 
     @property
-    def ppo_spec(self) -> str:
-        """The ladder spec of the PPO agent."""
+    def trains(self) -> bool:
+        """Whether the variant trains its PPO agent (the budget trains and no checkpoint is given)."""
+        return self.budget.policy == "train" and self.checkpoint is None
+
+    @property
+    def policy_spec(self) -> str:
+        """The ladder spec of the learned agent: the PPO checkpoint, or the preset's shipped policy."""
+        if self.budget.policy == "zoo":
+            return f"zoo:{self.preset}"
         return f"ppo:{self.checkpoint or self.checkpoint_out}"
 
 
 def work(job: VariantJob) -> float:
     """Estimated work units of ``job`` (training plus every ladder agent's matches), for progress bars."""
-    train = 0.0 if job.checkpoint else job.budget.train_steps * TRAIN_COST
+    train = job.budget.train_steps * TRAIN_COST if job.trains else 0.0
     matches = job.budget.deals * job.players
-    return train + sum(matches * match_cost(spec) for spec in ladder(job.budget, job.ppo_spec))
+    return train + sum(matches * match_cost(spec) for spec in ladder(job.budget, job.policy_spec))
 
 
 def train_agent(job: VariantJob, progress: Progress) -> None:
@@ -58,10 +71,14 @@ def train_agent(job: VariantJob, progress: Progress) -> None:
     from training.config import config_from_dict
     from training.run import train_to_file
 
+    rules = dict(job.train_settings.get("rules") or {})
+    if job.hand_size is not None:
+        rules["hand_size"] = job.hand_size
     cfg = config_from_dict(
         {
             **job.train_settings,
             "preset": job.preset,
+            "rules": rules,
             "players": [job.players],
             "total_steps": job.budget.train_steps,
             "seed": job.seed,
@@ -75,11 +92,11 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, 
     """Run one variant; return its ``report.json`` object (without ``rank``)."""
     report = progress or (lambda units, stage: None)
     done = 0.0
-    if job.checkpoint is None:
+    if job.trains:
         train_agent(job, report)
         done = job.budget.train_steps * TRAIN_COST
     rules, budget = job.rules, job.budget
-    specs, labels = ladder(budget, job.ppo_spec), ladder(budget, "ppo")
+    specs, labels = ladder(budget, job.policy_spec), ladder(budget)
     results = []
     for spec, label in zip(specs, labels, strict=True):
         cost = match_cost(spec)
@@ -115,6 +132,8 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, 
         )
     return {
         "preset": job.preset,
+        "players": rules.players,
+        "hand_size": rules.hand_size,
         "rules": rules.to_dict(),
         "rs_win": stats.rs_win,
         "rs_win_ci": list(stats.rs_win_ci),
@@ -130,6 +149,6 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, 
         "rating_spread_ci": list(stats.rating_spread_ci),
         "upset_rate": stats.upset_rate,
         "upset_rate_ci": list(stats.upset_rate_ci),
-        "ppo_checkpoint": job.checkpoint or job.checkpoint_out,
+        "ppo_checkpoint": None if budget.policy == "zoo" else job.checkpoint or job.checkpoint_out,
         "ladder": ladder_rows,
     }

@@ -124,7 +124,7 @@ def _replay_partial(rec: dict) -> list[tuple[int, str]]:
 def test_play_quit_writes_the_partial_record(tmp_path: Path) -> None:
     # 9 turns: round 1 (7 tricks) finished, then two cards into round 2; no seat can be out yet at limit 30
     out = tmp_path / "partial.jsonl"
-    child = _spawn("play", "--seed", "6", "--seat", "1", "--record", str(out))
+    child = _spawn("play", "--opponents", "random", "--seed", "6", "--seat", "1", "--record", str(out))
     rng = np.random.default_rng(2)
     sent = []
     for _ in range(9):
@@ -163,6 +163,18 @@ def test_play_presets_through_a_pty(preset: str, sets: list[str]) -> None:
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_play_against_the_default_opponents_best(tmp_path: Path) -> None:
+    out = tmp_path / "game.jsonl"
+    child = _spawn("play", "--seed", "2", "--set", "limit=10", "--record", str(out))  # no --opponents: best
+    _play_out(child, np.random.default_rng(2))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    rec = json.loads(out.read_text())
+    assert rec["agents"][1:] == ["best"] * 3
+    replay_record(rec)
 
 
 def _small(preset: str, players: int) -> Rules:

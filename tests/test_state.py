@@ -12,7 +12,7 @@ from agurk_env import engine, observation
 from agurk_env.aec_env import raw_env
 from agurk_env.observation import CARD_SLOTS, MAX_SEATS
 from agurk_env.rules import PRESETS, Rules
-from agurk_env.state import SIZE, SLICES, state_box, state_vector, view
+from agurk_env.state import OBSERVATION, SIZE, SLICES, state_box, state_vector, view
 
 PUBLIC = [name for name in observation.SLICES if name != "hand"]
 
@@ -69,6 +69,22 @@ def test_every_slice_against_the_engine_state(preset: str) -> None:
         # batched equals one game at a time
         for g in range(b):
             assert np.array_equal(state_vector(rules, st.take(np.array([g])))[0], vec[g])
+
+
+@pytest.mark.parametrize("preset", ["standard", "danish21"])
+def test_the_state_in_a_seats_relative_seats_holds_its_observation(preset: str) -> None:
+    rules = preset_rules(preset, 5)
+    p, a, b = rules.players, rules.num_actions, 6
+    rng = np.random.default_rng(3)
+    for st in _states(rules, b, 3, 2 * p * rules.hand_size)[::3]:
+        seats = rng.integers(0, p, b)
+        vec = state_vector(rules, st, seats)
+        s = view(vec)
+        rotated = (seats[:, None] + np.arange(p)) % p  # relative seat -> seat
+        assert np.array_equal(np.rint(s["hands"][:, :p, :a] * 4), st.hands[np.arange(b)[:, None], rotated])
+        assert np.array_equal(s["to_move"].argmax(1), (st.cur - seats) % p)
+        assert np.array_equal(vec[:, OBSERVATION], observation.observe(rules, st, seats))
+        assert np.array_equal(state_vector(rules, st, np.zeros(b, np.int64)), state_vector(rules, st))
 
 
 def test_the_state_differs_from_every_observation_in_the_hidden_hands() -> None:

@@ -17,10 +17,10 @@ from tiny_config import TINY  # noqa: E402
 from agents.policy import CheckpointError, PolicyAgent, PolicyNet, load_checkpoint, masked_log_softmax  # noqa: E402
 from agents.registry import AgentSpecError, make_agents  # noqa: E402
 from agurk.cli import main  # noqa: E402
-from agurk_env import engine, observation  # noqa: E402
+from agurk_env import engine, observation, state  # noqa: E402
 from agurk_env.rules import CARDS, Rules  # noqa: E402
 from training.config import ConfigError, config_from_dict, load_config  # noqa: E402
-from training.ppo import Learner, Stats, Table, advantages, env_step  # noqa: E402
+from training.ppo import FastTrainer, Learner, Stats, Table, advantages, env_step  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TWO_TRICKS = ("3 4", "2 2", "5 9", "6 K")  # seats 0..3
@@ -36,9 +36,11 @@ def hands(rules: Rules, *cards: str) -> np.ndarray:
     return out
 
 
-def rigged(rules: Rules, learner: list[bool], opponent: int, *cards: str) -> tuple[Learner, Table]:
+def rigged(
+    rules: Rules, learner: list[bool], opponent: int, *cards: str, critic: str = "shared"
+) -> tuple[Learner, Table]:
     """A learner and a one-game table dealt ``cards`` (seat 0 deals, so seat 1 leads)."""
-    cfg = config_from_dict({**TINY, "preset": "standard", "rules": {"hand_size": rules.hand_size}})
+    cfg = config_from_dict({**TINY, "preset": "standard", "rules": {"hand_size": rules.hand_size}, "critic": critic})
     lr = Learner(cfg)
     t = Table.new(rules, 1, seed=0)
     t.state = engine.set_hands(rules, t.state, hands(rules, *cards))
@@ -49,7 +51,7 @@ def rigged(rules: Rules, learner: list[bool], opponent: int, *cards: str) -> tup
 
 def step_all(lr: Learner, t: Table, n: int, stats: Stats | None = None) -> None:
     for _ in range(n):
-        env_step(lr.cfg, t, lr.net, lr.pool, lr.buf, lr.rng, lr.gen, stats or Stats())
+        env_step(lr.cfg, t, lr.net, lr.pool, lr.buf, lr.rng, lr.gen, stats or Stats(), lr.critic)
         lr.buf.end_step()
 
 
@@ -157,6 +159,8 @@ def test_masked_log_softmax_gives_illegal_cards_zero_probability() -> None:
         ({"pool": {"agents": {"nobody": 1.0}}}, "pool.agents.nobody: unknown agent"),
         ({"eval": {"opponent": "nobody"}}, "eval.opponent: unknown agent"),
         ({"players": [4, 4]}, "players must not repeat"),
+        ({"critic": "oracle"}, "critic must be one of shared, full_info, not 'oracle'"),
+        ({"algo": "sb3", "critic": "full_info"}, "critic must be shared with algo: sb3"),
     ],
 )
 def test_bad_configs_are_refused_in_one_line_naming_the_key(data: dict, message: str) -> None:
@@ -169,7 +173,8 @@ def test_set_overrides_and_every_shipped_config_loads() -> None:
     cfg = config_from_dict({}, ["pool.self_play=0.25", "hidden=[32, 32]", "players=[3, 4]"])
     assert cfg.pool.self_play == 0.25 and cfg.hidden == [32, 32] and [r.players for r in cfg.rule_sets()] == [3, 4]
     for path in sorted((REPO / "configs").glob("*.yaml")):
-        load_config(path)
+        if not path.name.startswith("sweep_"):  # sweep configs: tests/test_sweep.py
+            load_config(path)
     with pytest.raises(ConfigError, match="--set needs KEY=VALUE"):
         config_from_dict({}, ["oops"])
 
@@ -343,6 +348,115 @@ def test_corrupt_missing_and_mismatched_checkpoints_give_one_line_errors(
     assert "cannot read config" in capsys.readouterr().err
     assert main(["train", str(config), "--set", "pool.agents={nobody: 1}"]) == 2
     assert capsys.readouterr().err.startswith("agurk: error: pool.agents.nobody: unknown agent")
+
+
+# ----------------------------------------------------------------------------- the full-information critic
+
+
+def test_full_info_critic_sees_every_hand_and_the_actor_only_the_observation() -> None:
+    # seat 1 leads; seats 2 and 3 swap a card: the state differs, seat 1's observation does not
+    rules = Rules(hand_size=2)
+    deals = [("3 4", "2 9", "5 K", "6 Q"), ("3 4", "2 9", "5 Q", "6 K")]
+    states = [engine.set_hands(rules, engine.init(rules, 1, 0), hands(rules, *cards)) for cards in deals]
+    obs = [observation.observe(rules, st) for st in states]
+    assert np.array_equal(*obs) and not np.array_equal(*(state.state_vector(rules, st) for st in states))
+    lr, t = rigged(rules, [True] * 4, -1, *deals[0], critic="full_info")
+    assert lr.critic is not None and lr.critic.trunk.net[0].in_features == state.SIZE
+    assert lr.net.obs_size == lr.net.trunk.net[0].in_features == observation.SIZE
+    for layer in (lr.net.trunk.net[0], lr.critic.trunk.net[0], lr.net.actor):
+        torch.nn.init.normal_(layer.weight)  # every input moves the outputs at once, not only after training
+    actor_calls: list[tuple[torch.Tensor, torch.Tensor]] = []
+    lr.net.register_forward_hook(lambda net, inputs, out: actor_calls.append((inputs[0].clone(), out[0].clone())))
+    rows = []
+    for st in states:
+        t.state = st
+        lr.gen.manual_seed(7)
+        step_all(lr, t, 1)
+        rows.append(lr.buf.n - 1)
+    buf, (a, b) = lr.buf, rows
+    for i, st in zip(rows, states, strict=True):  # the critic's input: the state vector in the mover's seats
+        np.testing.assert_array_equal(buf.inputs[i], state.state_vector(rules, st, st.cur)[0])
+    (seen_a, logits_a), (seen_b, logits_b) = actor_calls
+    for seen in (seen_a, seen_b):
+        np.testing.assert_array_equal(seen.numpy(), obs[0])  # the actor's input: the observation only
+    torch.testing.assert_close(logits_a, logits_b, rtol=0, atol=0)  # same observation, same policy
+    assert buf.logprob[a] == buf.logprob[b] and buf.action[a] == buf.action[b]
+    assert buf.value[a] != buf.value[b]  # the critic sees the hidden hands
+
+
+@pytest.fixture(scope="module")
+def full_info_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny ``critic: full_info`` run trained once through the CLI (a few seconds)."""
+    folder = tmp_path_factory.mktemp("full_info")
+    config = folder / "tiny.yaml"
+    config.write_text(yaml.safe_dump({**TINY, "critic": "full_info"}))
+    out = folder / "run"
+    assert main(["train", str(config), "--out", str(out), "-q"]) == 0
+    return out
+
+
+def test_a_full_info_run_trains_and_its_checkpoint_plays_as_ppo_path(full_info_run: Path, tmp_path: Path) -> None:
+    import shutil
+
+    latest = full_info_run / "checkpoints" / "latest.pt"
+    data = load_checkpoint(latest)
+    assert data["config"]["critic"] == "full_info" and data["global_step"] >= 1500
+    assert data["state_critic"]["trunk.net.0.weight"].shape == (16, state.SIZE)  # kept for --resume
+    assert data["model"]["trunk.net.0.weight"].shape == (16, observation.SIZE)  # the actor's network
+    assert make_agents(f"ppo:{full_info_run},heuristic,heuristic,heuristic", 4, 0)[0].greedy
+    agents = f"ppo:{latest},guard,guard,guard"
+    assert (
+        main(
+            ["evaluate", "--agents", agents, "--matches", "4", "--seed", "1", "-q", "--json", str(tmp_path / "e.json")]
+        )
+        == 0
+    )
+    assert json.loads((tmp_path / "e.json").read_text())["entries"][0]["spec"].startswith("ppo:")
+    # --resume restores the critic and goes on training it
+    run = tmp_path / "run"
+    shutil.copytree(full_info_run, run)
+    assert main(["train", "--resume", str(run), "--set", "total_steps=3000", "-q"]) == 0
+    after = load_checkpoint(run / "checkpoints" / "latest.pt")
+    assert after["global_step"] >= 3000
+    assert not torch.equal(after["state_critic"]["value.weight"], data["state_critic"]["value.weight"])
+
+
+def test_resume_with_another_critic_is_refused_in_one_line(
+    full_info_run: Path, tiny_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(TINY))
+    for run, sets, message in (
+        (full_info_run, [], "critic: the run was trained with critic 'full_info', the config says 'shared'"),
+        (
+            tiny_run,
+            ["--set", "critic=full_info"],
+            "critic: the run was trained with critic 'shared', the config says 'full_info'",
+        ),
+    ):
+        for force in ([], ["--force"]):
+            assert main(["train", str(config), "--resume", str(run), *sets, *force, "-q"]) == 2
+            err = capsys.readouterr().err.strip()
+            assert err.startswith("agurk: error: ") and message in err and "\n" not in err, err
+
+
+def test_a_checkpoint_from_before_the_critic_key_still_plays_and_resumes(tiny_run: Path, tmp_path: Path) -> None:
+    run = tmp_path / "old"
+    (run / "checkpoints").mkdir(parents=True)
+    data = load_checkpoint(tiny_run / "checkpoints" / "latest.pt")
+    del data["config"]["critic"]  # written before the key existed: a shared critic, no state_critic
+    assert "state_critic" not in data
+    torch.save(data, run / "checkpoints" / "latest.pt")
+    (run / "config.yaml").write_text(yaml.safe_dump(data["config"]))
+    agent = PolicyAgent.from_path(run / "checkpoints" / "latest.pt")
+    rules = Rules()
+    st = engine.init(rules, 8, seed=1)
+    legal = engine.legal_mask(rules, st)
+    assert legal[np.arange(8), agent.act_obs(observation.observe(rules, st), legal)].all()
+    trainer = FastTrainer(config_from_dict(data["config"]), resume=data)
+    assert trainer.learner.critic is None and trainer.global_step == data["global_step"]
+    assert main(["train", "--resume", str(run), "--set", "total_steps=2000", "-q"]) == 0
+    assert load_checkpoint(run / "checkpoints" / "latest.pt")["global_step"] >= 2000
 
 
 @pytest.mark.slow

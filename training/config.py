@@ -26,6 +26,8 @@ from agurk_env.rules import PRESETS, Rules, RulesError, split_assignment
 
 Algo = Literal["fast", "sb3"]
 """The trainers: the fast batched-engine PPO, or sb3-contrib's MaskablePPO."""
+Critic = Literal["shared", "full_info"]
+"""The fast trainer's value function: a head on the policy's trunk, or a network of its own on the full state."""
 
 
 class ConfigError(ValueError):
@@ -135,7 +137,9 @@ class Config:
     target_kl: float = 0.0
     """Stop an update's epochs early once the approximate KL exceeds this (``0``: never)."""
     hidden: list[int] = field(default_factory=lambda: [128, 128])
-    """Widths of the shared MLP trunk (ReLU); the policy and value heads are linear on top."""
+    """Widths of the MLP trunk (ReLU; the ``full_info`` critic's too); the policy and value heads are linear on top."""
+    critic: Critic = "shared"
+    """Value function: ``shared`` (a head on the policy's trunk) or ``full_info`` (a network on the full state)."""
     threads: int = 1
     """Torch CPU threads (``0``: torch's default, every core); one is fastest on a busy 2-core machine."""
     device: str = "cpu"
@@ -182,6 +186,8 @@ def _check(cfg: Config) -> None:
         raise ConfigError(f"players must not repeat a count: {cfg.players}")
     if cfg.algo == "sb3" and len(cfg.rule_sets()) != 1:
         raise ConfigError("players must name one player count with algo: sb3")
+    if cfg.algo == "sb3" and cfg.critic != "shared":
+        raise ConfigError(f"critic must be shared with algo: sb3, not {cfg.critic!r}")
     for key in ("total_steps", "num_envs", "num_steps", "learning_rate", "minibatch_size", "update_epochs"):
         positive(key, getattr(cfg, key))
     losses = ("ent_coef", "vf_coef", "max_grad_norm", "target_kl")
@@ -231,7 +237,7 @@ def _convert(key: str, hint: Any, value: Any) -> Any:
     if dataclasses.is_dataclass(hint):
         if not isinstance(value, dict):
             raise ConfigError(f"{key} must be a mapping of its keys, not {value!r}")
-        return _build(hint, value, f"{key}.")
+        return build_dataclass(hint, value, f"{key}.")
     if hint is Any:
         return value
     if origin in (typing.Union, types.UnionType):
@@ -272,7 +278,7 @@ def _convert(key: str, hint: Any, value: Any) -> Any:
     raise ConfigError(f"{key}: unsupported type {hint!r}")  # pragma: no cover - a new field type
 
 
-def _build(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
+def build_dataclass(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
     """An instance of dataclass ``cls`` from ``data``; unknown keys are refused."""
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
@@ -307,13 +313,18 @@ def config_from_dict(data: dict[str, Any], sets: list[str] | tuple[str, ...] = (
     data = yaml.safe_load(yaml.safe_dump(data or {}))  # a deep copy in YAML's own types
     for item in sets:
         _set(data, item)
-    cfg = _build(Config, data)
+    cfg = build_dataclass(Config, data)
     _check(cfg)
     return cfg
 
 
 def load_config(path: str | Path, sets: list[str] | tuple[str, ...] = ()) -> Config:
     """Read a YAML config file, apply ``key=value`` overrides, build and check the :class:`Config`."""
+    return config_from_dict(read_mapping(path), sets)
+
+
+def read_mapping(path: str | Path) -> dict[str, Any]:
+    """The mapping of keys in a YAML config file (empty for an empty file); :class:`ConfigError` in one line."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -329,7 +340,7 @@ def load_config(path: str | Path, sets: list[str] | tuple[str, ...] = ()) -> Con
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"config {str(path)!r} must be a mapping of keys, not {type(data).__name__}")
-    return config_from_dict(data, sets)
+    return data
 
 
 def config_to_dict(cfg: Config) -> dict[str, Any]:

@@ -30,6 +30,21 @@ the match out). A transition still waiting for its seat's next decision when a r
 ends is not trained on yet: it moves to the front of the next rollout's buffer, keeps
 collecting its reward, and is trained once its successor or its episode end is known;
 its predecessor bootstraps from its stored value (CleanRL's ``next_value``).
+
+**Critics** (``critic``). ``shared``: the value is the policy network's own head on its
+trunk, which sees the mover's observation. ``full_info`` ("perfect training, imperfect
+execution"): the value is a separate :class:`StateCritic` (the policy network's own head
+is then unused) on the full-information state vector of the decision, written in the
+mover's relative seats (``state_vector(rules, state, seats=state.cur)``): every hand, slot
+0 the mover's own and slot ``r`` the ``r``-th seat clockwise, and the public slices as the
+mover observes them.
+The value is the mover's, so the vector is written from the mover's seat rather than in
+absolute seats: the hands line up with the observation's per-seat slices (cards left,
+voids, the trick) and no seat number has to be decoded. The observation is part of that
+vector (columns :data:`agurk_env.state.OBSERVATION`), so the buffer stores the state vector
+alone and the policy reads its observation columns: the actor never sees another hand. The
+critic exists only in training: the checkpoint keeps it for ``--resume`` beside the policy
+network, which is all that ``PolicyAgent`` (``ppo:PATH``) and the snapshots load.
 """
 
 from __future__ import annotations
@@ -44,12 +59,23 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.policy import CheckpointError, PolicyAgent, PolicyNet, masked_log_softmax, pad_legal, sample
+from agents.policy import (
+    CheckpointError,
+    PolicyAgent,
+    PolicyNet,
+    Trunk,
+    layer_init,
+    masked_log_softmax,
+    pad_legal,
+    sample,
+)
 from agents.registry import make_agent
 from agurk_env import engine, observation
 from agurk_env.agent import Agent, dispatch
 from agurk_env.rewards import placement_rewards
 from agurk_env.rules import Rules
+from agurk_env.state import OBSERVATION, state_vector
+from agurk_env.state import SIZE as STATE_SIZE
 from training.checkpoint import save_checkpoint
 from training.config import Config, PoolConfig, config_to_dict
 
@@ -79,14 +105,34 @@ class Table:
         )
 
 
+# ----------------------------------------------------------------------------- the full-information critic
+
+
+class StateCritic(nn.Module):
+    """The ``critic: full_info`` value network: an MLP trunk of its own on the mover's state vector, a linear head."""
+
+    def __init__(self, hidden: list[int]) -> None:
+        super().__init__()
+        self.trunk = Trunk(STATE_SIZE, hidden)
+        self.value = layer_init(nn.Linear(self.trunk.out_size, 1), std=1.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Values ``(N,)`` of state vectors ``(N, STATE_SIZE)``."""
+        return self.value(self.trunk(x)).squeeze(-1)
+
+
 # ----------------------------------------------------------------------------- buffer
 
 
 class Buffer:
-    """Flat, preallocated storage of learner transitions, linked per seat by ``next``."""
+    """Flat, preallocated storage of learner transitions, linked per seat by ``next``.
 
-    def __init__(self, capacity: int, actions: int) -> None:
-        self.obs = np.zeros((capacity, observation.SIZE), np.float32)
+    ``inputs`` holds each decision's observation, or with ``full_info`` its state vector in
+    the mover's seats (the observation is its :data:`~agurk_env.state.OBSERVATION` columns).
+    """
+
+    def __init__(self, capacity: int, actions: int, full_info: bool = False) -> None:
+        self.inputs = np.zeros((capacity, STATE_SIZE if full_info else observation.SIZE), np.float32)
         self.mask = np.zeros((capacity, actions), bool)
         self.action = np.zeros(capacity, np.int64)
         self.logprob = np.zeros(capacity, np.float32)
@@ -97,13 +143,14 @@ class Buffer:
         self.n = 0
         self.starts: list[int] = [0]  # index ranges added by each engine step, for the backward GAE pass
 
-    def add(self, obs: np.ndarray, mask: np.ndarray, action: np.ndarray, logprob: np.ndarray, value: np.ndarray):
+    def add(self, inputs: np.ndarray, mask: np.ndarray, action: np.ndarray, logprob: np.ndarray, value: np.ndarray):
         """Store ``k`` new transitions; return their indices."""
-        k = obs.shape[0]
+        k = inputs.shape[0]
         j = np.arange(self.n, self.n + k)
-        if self.n + k > self.obs.shape[0]:
+        if self.n + k > self.inputs.shape[0]:
             raise RuntimeError("rollout buffer overflow")  # pragma: no cover - capacity is computed to fit
-        self.obs[j], self.mask[j], self.action[j], self.logprob[j], self.value[j] = obs, mask, action, logprob, value
+        self.inputs[j], self.mask[j], self.action[j] = inputs, mask, action
+        self.logprob[j], self.value[j] = logprob, value
         self.reward[j], self.done[j], self.next[j] = 0.0, False, -1
         self.n += k
         return j
@@ -118,7 +165,7 @@ class Buffer:
         keep = np.concatenate([t.last[t.last >= 0] for t in tables]) if tables else np.zeros(0, np.int64)
         keep.sort()
         m = keep.size
-        for name in ("obs", "mask", "action", "logprob", "value", "reward"):
+        for name in ("inputs", "mask", "action", "logprob", "value", "reward"):
             arr = getattr(self, name)
             arr[:m] = arr[keep]
         self.done[:m], self.next[:m] = False, -1
@@ -245,8 +292,12 @@ def env_step(
     rng: np.random.Generator,
     gen: torch.Generator,
     stats: Stats,
+    critic: StateCritic | None = None,
 ) -> None:
-    """One card in every game of table ``t``: the learner's where a learner seat is to move, else its opponent's."""
+    """One card in every game of table ``t``: the learner's where a learner seat is to move, else its opponent's.
+
+    With a ``critic`` (``full_info``) the learner's values are its values of the movers' state vectors.
+    """
     rules, st = t.rules, t.state
     b = st.batch
     rows = np.arange(b)
@@ -255,26 +306,33 @@ def env_step(
     learns = t.learner[rows, st.cur]
     actions = np.zeros(b, np.int64)
 
-    # observations of every game where the learner or a snapshot moves (others never read them)
+    # inputs of every game where the learner or a snapshot moves (others never read them): the
+    # observations, or with a critic the movers' state vectors, whose columns hold the observations
     wants_obs = learns | (t.opponent >= pool.n_agents)
     need = np.flatnonzero(wants_obs)
-    if need.size == b:
-        obs = observation.observe(rules, st)
+    seen = st if need.size == b else st.take(need)
+    if not need.size:
+        inputs = np.zeros((0, buf.inputs.shape[1]), np.float32)
+    elif critic is None:
+        inputs = observation.observe(rules, seen)
     else:
-        obs = observation.observe(rules, st.take(need)) if need.size else np.zeros((0, observation.SIZE), np.float32)
+        inputs = state_vector(rules, seen, seen.cur)
+    obs = inputs if critic is None else inputs[:, OBSERVATION]
     row_of = np.cumsum(wants_obs) - 1
 
     mine = np.flatnonzero(learns)
     if mine.size:
-        o, m = obs[row_of[mine]], legal[mine]
+        x, m = inputs[row_of[mine]], legal[mine]
         device = next(net.parameters()).device
         with torch.inference_mode():
-            logits, value = net(torch.from_numpy(o).to(device))
+            logits, value = net(torch.from_numpy(obs[row_of[mine]]).to(device))
+            if critic is not None:
+                value = critic(torch.from_numpy(x).to(device))
             logp = masked_log_softmax(logits, torch.from_numpy(m).to(device))
             a = sample(logp, generator=gen)
             lp = logp.gather(1, a[:, None]).squeeze(1)
         a_np = a.cpu().numpy()
-        j = buf.add(o, m, a_np, lp.cpu().numpy(), value.cpu().numpy())
+        j = buf.add(x, m, a_np, lp.cpu().numpy(), value.cpu().numpy())
         seat = st.cur[mine]
         prev = t.last[mine, seat]
         linked = prev >= 0
@@ -360,10 +418,17 @@ def advantages(buf: Buffer, gamma: float, lam: float) -> tuple[np.ndarray, np.nd
 
 
 def ppo_update(
-    cfg: Config, net: PolicyNet, opt: torch.optim.Optimizer, buf: Buffer, idx: np.ndarray, adv: np.ndarray
+    cfg: Config,
+    net: PolicyNet,
+    opt: torch.optim.Optimizer,
+    buf: Buffer,
+    idx: np.ndarray,
+    adv: np.ndarray,
+    critic: StateCritic | None = None,
 ) -> dict[str, float]:
-    """``update_epochs`` passes of clipped PPO over the trainable transitions ``idx``."""
+    """``update_epochs`` passes of clipped PPO over the trainable transitions ``idx`` (``critic``: values)."""
     device = next(net.parameters()).device
+    params = [p for group in opt.param_groups for p in group["params"]]
     to = lambda a: torch.from_numpy(a).to(device)  # noqa: E731
     returns = adv[idx] + buf.value[idx]
     n = idx.size
@@ -375,9 +440,11 @@ def ppo_update(
         for start in range(0, n, cfg.minibatch_size):
             mb = perm[start : start + cfg.minibatch_size]  # rows of idx; NumPy gathers rows far faster than torch
             rows = idx[mb]
-            b_obs, b_mask, b_act = to(buf.obs[rows]), to(buf.mask[rows]), to(buf.action[rows])
+            b_in, b_mask, b_act = buf.inputs[rows], to(buf.mask[rows]), to(buf.action[rows])
             b_logp, b_val, b_ret, b_adv = to(buf.logprob[rows]), to(buf.value[rows]), to(returns[mb]), to(adv[rows])
-            logits, newvalue = net(b_obs)
+            logits, newvalue = net(to(b_in if critic is None else b_in[:, OBSERVATION]))
+            if critic is not None:
+                newvalue = critic(to(b_in))
             logp = masked_log_softmax(logits, b_mask)
             newlogprob = logp.gather(1, b_act[:, None]).squeeze(1)
             entropy = -(logp.exp() * logp).sum(-1)
@@ -400,7 +467,7 @@ def ppo_update(
             loss = pg_loss - cfg.ent_coef * entropy_loss + v_loss * cfg.vf_coef
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
             opt.step()
         if cfg.target_kl and approx_kl > cfg.target_kl:
             break
@@ -433,7 +500,10 @@ class Learner:
         actions = max(r.num_actions for r in self.rule_sets)
         self.make_net = lambda: PolicyNet(observation.SIZE, actions, cfg.hidden)
         self.net = self.make_net().to(self.device)
-        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.learning_rate, eps=1e-5)
+        self.critic = StateCritic(cfg.hidden).to(self.device).eval() if cfg.critic == "full_info" else None
+        """The ``full_info`` value network (``None``: the policy network's own value head)."""
+        params = [*self.net.parameters(), *(self.critic.parameters() if self.critic else ())]
+        self.opt = torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5)  # one group: one annealed step size
         self.pool = Pool(cfg.pool, self.make_net, cfg.seed, self.device)
         self.rng = np.random.default_rng([cfg.seed, 0x9001])
         self.gen = torch.Generator(device=self.device).manual_seed(cfg.seed + 1)
@@ -442,7 +512,7 @@ class Learner:
         self.best_score = float("-inf")
         self.tables: list[Table] = []
         capacity = sum(cfg.num_envs * r.players + cfg.num_envs * cfg.num_steps for r in self.rule_sets)
-        self.buf = Buffer(capacity, actions)
+        self.buf = Buffer(capacity, actions, full_info=self.critic is not None)
 
     def start_games(self) -> None:
         """Deal fresh games (seeded by the update count, so a resumed run gets new deals) and seat them."""
@@ -462,11 +532,10 @@ class Learner:
         stats = Stats()
         for _ in range(cfg.num_steps):
             for t in self.tables:
-                env_step(cfg, t, self.net, self.pool, self.buf, self.rng, self.gen, stats)
+                env_step(cfg, t, self.net, self.pool, self.buf, self.rng, self.gen, stats, self.critic)
             self.buf.end_step()
         idx, adv = advantages(self.buf, cfg.gamma, cfg.gae_lambda)
-        self.net.train()
-        logs = ppo_update(cfg, self.net, self.opt, self.buf, idx, adv)
+        logs = ppo_update(cfg, self.net.train(), self.opt, self.buf, idx, adv, self.critic)
         self.net.eval()
         self.buf.carry(self.tables)
         self.global_step += int(idx.size)
@@ -483,7 +552,9 @@ class Learner:
 
     def state(self) -> dict[str, Any]:
         """What a checkpoint needs besides the network (see :func:`training.checkpoint.save_checkpoint`)."""
+        critic = {"state_critic": {k: v.cpu() for k, v in self.critic.state_dict().items()}} if self.critic else {}
         return {
+            **critic,
             "optimizer": self.opt.state_dict(),
             "global_step": self.global_step,
             "update": self.update,
@@ -494,8 +565,12 @@ class Learner:
         }
 
     def restore(self, data: dict[str, Any]) -> None:
-        """Continue from a checkpoint's network, optimizer, pool and counters."""
+        """Continue from a checkpoint's network (and ``full_info`` critic), optimizer, pool and counters."""
         self.net.load_state_dict(data["model"])
+        if self.critic is not None:
+            self.critic.load_state_dict(data["state_critic"])
+        elif "state_critic" in data:
+            raise ValueError("the checkpoint holds a full_info critic, the config says critic: shared")
         self.opt.load_state_dict(data["optimizer"])
         self.global_step, self.update = int(data["global_step"]), int(data["update"])
         self.best_score = float(data["best_score"])

@@ -345,9 +345,9 @@ class Resume:
 def resume_checkpoint(resume: str, cfg: Config, force: bool = False) -> Resume:
     """Load ``RUN/checkpoints/latest.pt`` and check that ``cfg`` can continue it (one-line errors).
 
-    The algorithm, the network and the opponent pool's agents must match (the saved state
-    cannot be loaded otherwise); a different game (rules, players, episode) is refused
-    unless ``force``. Every difference found is named in the one line.
+    The algorithm, the network, the critic and the opponent pool's agents must match (the
+    saved state cannot be loaded otherwise); a different game (rules, players, episode) is
+    refused unless ``force``. Every difference found is named in the one line.
     """
     folder = Path(resume)
     path = folder / CHECKPOINTS / "latest.pt"
@@ -366,6 +366,9 @@ def resume_checkpoint(resume: str, cfg: Config, force: bool = False) -> Resume:
             f"network: the run's has hidden {list(data['hidden'])} and {data['actions']} actions, "
             f"the config needs hidden {cfg.hidden} and {actions} actions"
         )
+    critic = "full_info" if "state_critic" in data else "shared"  # a checkpoint from before the key: shared
+    if algo == cfg.algo == "fast" and critic != cfg.critic:
+        fatal.append(f"critic: the run was trained with critic {critic!r}, the config says {cfg.critic!r}")
     pool = data.get("pool")
     if algo == cfg.algo == "fast" and isinstance(pool, dict) and "specs" in pool and "nets" in pool:
         specs, slots = list(pool["specs"]), len(pool["nets"])

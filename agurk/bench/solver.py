@@ -6,6 +6,11 @@ own overhead). The deals are matches ``0..deals-1`` of ``seed``, round 1, the sa
 paths. The compiled path is warmed up first (numba's compile, or its load from numba's disk
 cache, is timed apart as ``compile``) and solves every deal; the pure-Python path solves the
 same deals in order until ``seconds`` have passed (at least one), and says how many it did.
+
+Beside it, the search on the solver: decisions per second of ``pimc:eval=exact`` and of the
+rollout ``pimc`` (both ``worlds`` worlds, default 16), one game per call through
+:func:`agurk_env.agent.decide`, in standard 4 x 7 on the same ``decisions`` positions: every
+ply of round 1 of matches ``0, 1, ...`` of ``seed`` under random play, first lead to last card.
 """
 
 from __future__ import annotations
@@ -24,8 +29,17 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
 """Each measured configuration: a preset and the options changed on top of it."""
 
 
-def bench_solver(seconds: float = 20.0, deals: int = 200, seed: int = 0) -> dict[str, Any]:
-    """Median, mean and max ms per deal for each of :data:`CONFIGS`, keyed ``NAME`` (compiled) and ``NAME_python``."""
+PIMC_SPECS: dict[str, str] = {"pimc_exact": "pimc:eval=exact;worlds={w}", "pimc_rollout": "pimc:worlds={w}"}
+"""The two searches measured side by side (``{w}``: the worlds), keyed as in the result."""
+
+
+def bench_solver(
+    seconds: float = 20.0, deals: int = 200, seed: int = 0, decisions: int = 280, worlds: int = 16
+) -> dict[str, Any]:
+    """Median, mean and max ms per deal for each of :data:`CONFIGS` (``NAME``: compiled, ``NAME_python``), and PIMC.
+
+    The PIMC figures are keyed as :data:`PIMC_SPECS` (see :func:`bench_pimc`).
+    """
     import numpy as np
 
     from agurk_env import engine, solver
@@ -65,4 +79,47 @@ def bench_solver(seconds: float = 20.0, deals: int = 200, seed: int = 0) -> dict
                 "rules": label,
                 "path": "numba" if jit else "python",
             }
+    result.update(bench_pimc(decisions=decisions, worlds=worlds, seed=seed))
+    return result
+
+
+def bench_pimc(decisions: int = 280, worlds: int = 16, seed: int = 0) -> dict[str, dict[str, Any]]:
+    """Decisions per second (and median / max ms per decision) of each of :data:`PIMC_SPECS`, one game per call."""
+    import numpy as np
+
+    from agents.registry import make_agent
+    from agurk_env import engine, solver
+    from agurk_env.agent import decide
+    from agurk_env.rules import Rules
+
+    if solver.HAS_NUMBA:
+        solver.warm_up()  # numba's compile or cache load is not a decision's
+    rules = Rules.preset("standard")
+    plies = rules.players * rules.hand_size
+    state = engine.init(rules, -(-decisions // plies), seed)
+    rng = np.random.default_rng(seed)
+    taken = []
+    for _ in range(plies):  # every position of round 1, first lead to last card
+        taken.append(state)
+        state = engine.play(rules, state, engine.random_legal(engine.legal_bits(rules, state), rng))
+    positions = [(s, g) for g in range(state.batch) for s in taken][:decisions]
+    result: dict[str, dict[str, Any]] = {}
+    for key, spec in PIMC_SPECS.items():
+        agent = make_agent(spec.format(w=worlds), seed, 0)
+        times = []
+        for position, g in positions:
+            games = np.array([g])
+            bits = engine.legal_bits(rules, position.take(games))
+            t = time.perf_counter()
+            decide(agent, rules, position, games, bits)
+            times.append(time.perf_counter() - t)
+        ms = np.array(times) * 1e3
+        result[key] = {
+            "decisions_per_s": float(len(times) / ms.sum() * 1e3),
+            "median_ms": float(np.median(ms)),
+            "max_ms": float(ms.max()),
+            "decisions": len(times),
+            "spec": agent.spec,
+            "rules": "standard",
+        }
     return result

@@ -19,7 +19,20 @@ import os
 import sys
 from collections.abc import Sequence
 
-from agurk.cli import agents, bench, evaluate, play, replay, rules, simulate, skill_report, train
+from agurk.cli import (
+    agents,
+    bench,
+    evaluate,
+    exploitability,
+    play,
+    replay,
+    rules,
+    simulate,
+    skill_report,
+    sweep,
+    train,
+    zoo,
+)
 from agurk.cli.common import PROG, CliError, Formatter, Parser
 from agurk_env.rules import RulesError
 
@@ -50,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=Parser)
-    for command in (simulate, evaluate, skill_report, agents, rules, train, play, replay, bench):
+    commands = (simulate, evaluate, skill_report, sweep, exploitability, agents, zoo, rules, train, play, replay, bench)
+    for command in commands:
         command.add_parser(sub)
     return parser
 

@@ -1,8 +1,9 @@
-"""``agurk bench engine|env|search|train|solver``: measure speed beside a reference measured in the same run."""
+"""``agurk bench engine|env|search|train|solver|tournament``: speed beside a reference measured in the same run."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from collections.abc import Callable
@@ -15,12 +16,13 @@ def add_parser(sub: Any) -> None:
     """Register ``agurk bench`` and its benchmarks on the subcommands ``sub``."""
     p = sub.add_parser(
         "bench",
-        help="measure speed beside a reference: engine, env, search, train, solver",
+        help="measure speed beside a reference: engine, env, search, train, solver, tournament",
         formatter_class=Formatter,
         description=(
             "Benchmarks, each beside a reference measured in the same run: engine (vs the scalar\n"
             "reference), env (vs PettingZoo's leduc_holdem_v4), search (PIMC decisions/s), train\n"
-            "(vs sb3-contrib's MaskablePPO), solver (the exact round solver, compiled vs pure Python).\n"
+            "(vs sb3-contrib's MaskablePPO), solver (the exact round solver, compiled vs pure Python),\n"
+            "tournament (one process vs local worker processes vs a local Ray instance).\n"
             "'agurk bench BENCH --help' for each."
         ),
     )
@@ -91,7 +93,10 @@ def add_parser(sub: Any) -> None:
             "one game per call (as an environment does) and --batch games per call (as a\n"
             "tournament does), and prints both rates."
         ),
-        epilog="examples:\n  agurk bench search\n  agurk bench search --agent pimc:worlds=64 --json",
+        epilog=(
+            "examples:\n  agurk bench search\n  agurk bench search --agent pimc:worlds=64 --json\n"
+            "  agurk bench search --agent guided     # the search on the shipped policy (needs torch)"
+        ),
     )
     b.add_argument("--agent", metavar="SPEC", default="pimc", help="agent spec (default: pimc, worlds=16)")
     b.add_argument("--seconds", metavar="S", type=float, default=3.0, help="time per measurement (> 0; default: 3)")
@@ -122,23 +127,46 @@ def add_parser(sub: Any) -> None:
 
     b = bench_sub.add_parser(
         "solver",
-        help="ms per whole deal of the exact round solver, compiled (numba) and pure Python",
+        help="ms per whole deal of the exact round solver (numba and pure Python); PIMC on it: decisions/s",
         formatter_class=Formatter,
         description=(
             "Solves the first --deals deals of --seed from the first lead with agurk_env.solver (every legal\n"
             "card of the leader valued to the round's end), one deal per call: standard 4x7, 6x7, 8x6, 4x7 with\n"
             "every-trick scoring, and the every_trick preset. The numba path solves every deal after a warm-up\n"
             "(its compile or cache load is reported apart); the pure-Python path solves the same deals until\n"
-            "--seconds have passed per configuration, and says how many."
+            "--seconds have passed per configuration, and says how many. Then the search on the solver beside\n"
+            "the rollout search: decisions/s of pimc:eval=exact and of pimc (--worlds each), one game per call,\n"
+            "on the same --decisions positions of standard 4x7 (every ply of round 1 under random play)."
         ),
-        epilog="examples:\n  agurk bench solver\n  agurk bench solver --deals 50 --seconds 5 --json",
+        epilog="examples:\n  agurk bench solver\n  agurk bench solver --deals 50 --seconds 5 --decisions 140 --json",
     )
     b.add_argument("--deals", metavar="N", type=int, default=200, help="deals per configuration (> 0; default: 200)")
+    b.add_argument(
+        "--decisions", metavar="N", type=int, default=280, help="PIMC decisions per search (> 0; default: 280)"
+    )
+    b.add_argument("--worlds", metavar="N", type=int, default=16, help="worlds per PIMC search (> 0; default: 16)")
     b.add_argument(
         "--seconds", metavar="S", type=float, default=20.0, help="time per pure-Python configuration (> 0; default: 20)"
     )
     b.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals (default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object (its last stdout line)")
+
+    b = bench_sub.add_parser(
+        "tournament",
+        help="seconds of one tournament: one process, local worker processes, a local Ray instance",
+        formatter_class=Formatter,
+        description=(
+            "Times the same duplicate-deal tournament (shed, guard, counter, ducker; standard rules; --matches\n"
+            "matches, 1000 bootstrap resamples) in this process, in --workers local worker processes, and on a\n"
+            "local Ray instance with --workers CPUs (its start timed apart; a cold run while Ray's workers\n"
+            "start, then a warm one), and checks that every run gives the same numbers. Needs ray."
+        ),
+        epilog="examples:\n  agurk bench tournament\n  agurk bench tournament --matches 2000 --workers 4 --json",
+    )
+    b.add_argument("--matches", metavar="N", type=int, default=10_000, help="matches in all (> 0; default: 10000)")
+    b.add_argument("--workers", metavar="W", type=int, default=2, help="worker processes / Ray CPUs (> 0; default: 2)")
+    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals (default: 0)")
+    b.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -261,11 +289,15 @@ def _train(args: argparse.Namespace) -> int:
 
 def _solver(args: argparse.Namespace) -> int:
     """Milliseconds per whole deal of the exact solver, compiled and pure Python."""
-    from agurk.bench.solver import CONFIGS, bench_solver
+    from agurk.bench.solver import CONFIGS, PIMC_SPECS, bench_solver
 
     positive("--deals", args.deals)
     positive("--seconds", args.seconds)
-    result = bench_solver(seconds=args.seconds, deals=args.deals, seed=args.seed)
+    positive("--decisions", args.decisions)
+    positive("--worlds", args.worlds)
+    result = bench_solver(
+        seconds=args.seconds, deals=args.deals, seed=args.seed, decisions=args.decisions, worlds=args.worlds
+    )
     if args.json:
         print(json.dumps(result))
         return 0
@@ -283,6 +315,35 @@ def _solver(args: argparse.Namespace) -> int:
                     f"{key:<30} median {r['median_ms']:>9.2f} ms  max {r['max_ms']:>10.2f} ms"
                     f"  ({r['deals']} deals, {r['rules']})"
                 )
+    for key in PIMC_SPECS:
+        r = result[key]
+        print(
+            f"{r['spec']:<30} {r['decisions_per_s']:>9,.1f} decisions/s  median {r['median_ms']:.2f} ms"
+            f"  max {r['max_ms']:.1f} ms  ({r['decisions']} decisions, one game per call, standard 4x7)"
+        )
+    return 0
+
+
+def _tournament(args: argparse.Namespace) -> int:
+    """Seconds of one tournament in one process, in local worker processes and on a local Ray instance."""
+    positive("--matches", args.matches)
+    positive("--workers", args.workers)
+    if importlib.util.find_spec("ray") is None:
+        raise CliError('agurk bench tournament needs ray, from the ray extra: run pip install -e ".[ray]"')
+    from agurk.bench.tournament import bench_tournament
+
+    result = bench_tournament(matches=args.matches, workers=args.workers, seed=args.seed)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    w = result["workers"]
+    print(f"tournament  {', '.join(result['agents'])}: {result['matches']:,} matches, standard rules, {w} workers")
+    print(f"one process         {result['one_process_s']:>7.2f} s")
+    print(f"local, {w} processes  {result['local_workers_s']:>7.2f} s  ({result['speedup_local']:.2f}x)")
+    print(f"ray start           {result['ray_start_s']:>7.2f} s  (a local instance, {w} CPUs)")
+    print(f"ray, cold           {result['ray_cold_s']:>7.2f} s  (its worker processes starting)")
+    print(f"ray, warm           {result['ray_warm_s']:>7.2f} s  ({result['speedup_ray_warm']:.2f}x)")
+    print(f"same numbers        {'yes' if result['same_numbers'] else 'NO'}")
     return 0
 
 
@@ -292,5 +353,6 @@ _BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "search": _search,
     "train": _train,
     "solver": _solver,
+    "tournament": _tournament,
 }
 """The benchmark behind each ``agurk bench BENCH``."""

@@ -6,9 +6,10 @@ Nothing here imports NumPy, so ``agurk bench`` can still pin the thread pools af
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
@@ -78,6 +79,49 @@ def add_rules_options(p: argparse.ArgumentParser, positional: bool = False) -> N
     if not positional:
         p.add_argument("--rules", metavar="PRESET", default="standard", help=RULES_HELP)
     p.add_argument("--set", metavar="OPTION=VALUE", action="append", default=[], help=SET_HELP)
+
+
+# ----------------------------------------------------------------------------- backends
+
+
+def add_backend_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--backend local|ray`` and ``--ray-address ADDRESS`` (see :mod:`agents.processes`)."""
+    from agents.processes import BACKENDS
+
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="where the tasks run: worker processes on this machine (default), or Ray (a local Ray instance with "
+        "--workers CPUs, or the cluster of --ray-address; needs the ray extra). The numbers are the same on both",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        default=None,
+        help="with --backend ray: connect to this running Ray cluster (auto, HOST:PORT or ray://HOST:10001) instead "
+        "of starting a local instance; every node needs this package installed",
+    )
+
+
+def backend_of(args: argparse.Namespace) -> Any:
+    """The :class:`agents.processes.Backend` of ``--backend`` and ``--ray-address``."""
+    from agents.processes import Backend
+
+    if args.ray_address is not None and args.backend != "ray":
+        raise CliError("--ray-address needs --backend ray")
+    return Backend(args.backend, args.ray_address)
+
+
+@contextlib.contextmanager
+def task_errors() -> Iterator[None]:
+    """Report a task that failed every retry, or a backend that cannot be used, as a one-line error."""
+    from agents.processes import BackendError, TaskError
+
+    try:
+        yield
+    except (BackendError, TaskError) as e:
+        raise CliError(str(e)) from None
 
 
 # ----------------------------------------------------------------------------- outputs

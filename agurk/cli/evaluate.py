@@ -15,12 +15,15 @@ from agurk.cli.common import (
     CliError,
     Formatter,
     MatchProgress,
+    add_backend_options,
     add_rules_options,
+    backend_of,
     positive,
     resolve_rules,
     rules_label,
     stderr_console,
     stdout_console,
+    task_errors,
 )
 
 DEFAULT_EVAL_BATCH = 4096
@@ -53,7 +56,8 @@ def add_parser(sub: Any) -> None:
             "  agurk evaluate --agents guard,random,random,random --matches 1000 --seed 0\n"
             "  agurk evaluate --agents shed,guard,counter,ducker --matches 10000 --seed 0 --json runs/h.json\n"
             "  agurk evaluate --rules every_trick --set players=3 --agents ducker,guard,random --matches 500\n"
-            "  agurk evaluate --agents guard,random,random,random --matches 1000 --unit round"
+            "  agurk evaluate --agents guard,random,random,random --matches 1000 --unit round\n"
+            "  agurk evaluate --agents shed,guard,counter,ducker --matches 2500 --backend ray --ray-address auto"
         ),
     )
     add_rules_options(p)
@@ -91,8 +95,9 @@ def add_parser(sub: Any) -> None:
         type=int,
         default=None,
         help="processes that play the rotations side by side (> 0; default: the CPU count, at most 4); runs of "
-        "fewer than 4000 matches use one. The numbers do not depend on it",
+        "fewer than 4000 matches use one on the local backend. The numbers do not depend on it",
     )
+    add_backend_options(p)
     p.add_argument(
         "--unit",
         choices=("match", "round"),
@@ -115,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise CliError(f"--seed must be >= 0, not {args.seed}")
     rules = resolve_rules(args.rules, args.set)
+    backend = backend_of(args)
 
     from agents.registry import AgentSpecError, make_agents
     from agents.tournament import parse_entries, tournament
@@ -136,7 +142,10 @@ def run(args: argparse.Namespace) -> int:
     console = stderr_console()
     start = time.perf_counter()
     try:
-        with MatchProgress(console, args.matches * rules.players, not args.quiet and console.is_terminal) as progress:
+        with (
+            task_errors(),
+            MatchProgress(console, args.matches * rules.players, not args.quiet and console.is_terminal) as progress,
+        ):
             result = tournament(
                 rules,
                 specs,
@@ -147,10 +156,13 @@ def run(args: argparse.Namespace) -> int:
                 progress=progress,
                 workers=args.workers,
                 unit=args.unit,
+                backend=backend,
             )
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, CliError) as e:
         if out is not None:
             out.close()
+        if isinstance(e, CliError):
+            raise
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     seconds = time.perf_counter() - start

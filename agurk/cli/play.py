@@ -26,8 +26,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--opponents",
         metavar="SPEC[,SPEC...]",
-        default="random",
-        help="the agents: one spec for every other seat, or one per other seat in seat order (default: random)",
+        default="best",
+        help=(
+            "the agents: one spec for every other seat, or one per other seat in seat order (default: best, "
+            "the strongest fair agent: the shipped policy of the preset in play; 'agurk agents' lists the others)"
+        ),
     )
     p.add_argument("--seat", metavar="N", type=int, default=0, help="your seat (default: 0, the first dealer)")
     p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals and agents (>= 0; default: 0)")

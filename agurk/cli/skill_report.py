@@ -1,8 +1,9 @@
-"""``agurk skill-report``: measure which rule variants favour skill (agent ladder, relative skill, N*)."""
+"""``agurk skill-report``: which rule variants favour skill (agent ladder, relative skill, N*); the variant atlas."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -13,18 +14,21 @@ from agurk.cli.common import (
     PROG,
     CliError,
     Formatter,
+    add_backend_options,
+    backend_of,
     positive,
     rl_extra_error,
     start_bar,
     stderr_console,
     stdout_console,
+    task_errors,
 )
 from agurk_env.rules import PRESETS, Rules
 
 
 def add_parser(sub: Any) -> None:
     """Register ``agurk skill-report`` on the subcommands ``sub``."""
-    from skill.budget import BUDGETS
+    from skill.budget import BUDGETS, POLICIES
 
     p = sub.add_parser(
         "skill-report",
@@ -40,8 +44,15 @@ def add_parser(sub: Any) -> None:
             "until skill outweighs luck), the ladder's Plackett-Luce rating spread and the upset rate.\n"
             "\n"
             "Writes report.md, report.json, report.csv, ladder.csv, rs.png, ladder.png and each\n"
-            "variant's PPO checkpoint into --out. Variants run in parallel worker processes; the same\n"
-            "seed gives the same report. docs/skill_report.md explains every statistic.\n"
+            "variant's PPO checkpoint into --out. Variants run in parallel worker processes (or as Ray\n"
+            "tasks: --backend ray); the same seed gives the same report. docs/skill_report.md explains\n"
+            "every statistic.\n"
+            "\n"
+            "The variant atlas: several --players and/or --hand-sizes run every preset at every\n"
+            "combination (one task per cell; those whose cards do not fit the deck are left out, and\n"
+            "said so) and write atlas.md, atlas.json, atlas.csv, atlas-ladder.csv and per preset a\n"
+            "heatmap of RS and N* with their intervals (heatmaps/PRESET.png). --policy zoo puts each\n"
+            "preset's shipped policy (zoo:PRESET) on the ladder instead of training a PPO agent.\n"
             "\n"
             "budgets (deals per agent, PPO decisions per variant, default variants):\n"
             + "".join(
@@ -54,7 +65,10 @@ def add_parser(sub: Any) -> None:
             "examples:\n"
             "  agurk skill-report --budget smoke\n"
             "  agurk skill-report --variants standard,danish21,swedish --budget small --seed 1 --out runs/skill\n"
-            "  agurk skill-report --variants standard --checkpoint standard=runs/quickstart --budget small"
+            "  agurk skill-report --variants standard --checkpoint standard=runs/quickstart --budget small\n"
+            "  agurk skill-report --budget full --backend ray --ray-address auto --workers 17\n"
+            "  agurk skill-report --variants standard,swedish --policy zoo --budget small\n"
+            "  agurk skill-report --players 3,4,5,6,8 --hand-sizes 5,6,7 --policy zoo --backend ray"
         ),
     )
     p.add_argument(
@@ -63,12 +77,38 @@ def add_parser(sub: Any) -> None:
         default=None,
         help="rule presets to compare ('agurk rules' lists them; default: the budget's)",
     )
-    p.add_argument("--players", metavar="N", type=int, default=4, help="players at every table (default: 4)")
+    p.add_argument(
+        "--players",
+        metavar="N[,N...]",
+        default="4",
+        help="players at every table (default: 4); several make an atlas over player counts",
+    )
+    p.add_argument(
+        "--hand-sizes",
+        metavar="H[,H...]",
+        default=None,
+        help="cards dealt to each player (default: each preset's own); several make an atlas over hand sizes",
+    )
     p.add_argument(
         "--budget", choices=list(BUDGETS), default="smoke", help="how much to play and train (default: smoke)"
     )
+    p.add_argument(
+        "--policy",
+        choices=POLICIES,
+        default=None,
+        help="the ladder's learned agent: train a PPO agent per variant (train), or play each preset's shipped "
+        "policy, zoo:PRESET, and train nothing (zoo). Default: the budget's (train)",
+    )
+    p.add_argument(
+        "--deals", metavar="D", type=int, default=None, help="duplicate deals per ladder agent (default: the budget's)"
+    )
     p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of deals, agents and training (default: 0)")
-    p.add_argument("--out", metavar="DIR", default=None, help="report folder (default: runs/skill-report-BUDGET)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="report folder, new or empty (default: runs/skill-report-BUDGET, an atlas runs/atlas-BUDGET)",
+    )
     p.add_argument(
         "--checkpoint",
         metavar="PRESET=PATH",
@@ -88,10 +128,26 @@ def add_parser(sub: Any) -> None:
         metavar="W",
         type=int,
         default=None,
-        help="variants run side by side in worker processes (default: one per variant, at most the CPU count)",
+        help="variants (atlas cells) run side by side: local worker processes, or the CPUs of a local Ray instance "
+        "(default: one per variant or cell, at most the CPU count)",
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table")
+    add_backend_options(p)
+    p.add_argument(
+        "--force", action="store_true", help="move an --out folder that is not empty aside and write a new one"
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, progress lines or table")
     p.set_defaults(func=run)
+
+
+def _int_list(option: str, text: str) -> list[int]:
+    """``N,N,...`` as distinct integers, in the order given."""
+    items = [t.strip() for t in text.split(",")]
+    if not all(t.lstrip("-").isdigit() for t in items):
+        raise CliError(f"{option} takes integers separated by commas, not {text!r}")
+    values = [int(t) for t in items]
+    if len(set(values)) != len(values):
+        raise CliError(f"{option} names a value twice: {text}")
+    return values
 
 
 def _parse_checkpoints(items: Sequence[str] | None, variants: Sequence[str]) -> dict[str, str]:
@@ -109,22 +165,27 @@ def _parse_checkpoints(items: Sequence[str] | None, variants: Sequence[str]) -> 
 
 
 class _SkillMonitor:
-    """A rich progress display for ``skill-report``: one bar over the whole run, one line per variant."""
+    """Progress of ``skill-report``: a bar per task (variant or atlas cell) and overall, or plain lines (``lines``).
 
-    def __init__(self, console: Any, variants: Sequence[str], enabled: bool) -> None:
-        self.console, self.variants, self.enabled = console, list(variants), enabled
+    On a terminal (``enabled``) one bar over the whole run and one per task; otherwise, with
+    ``lines``, one timestamped line per finished task.
+    """
+
+    def __init__(self, console: Any, variants: Sequence[str], enabled: bool, lines: bool = False) -> None:
+        self.console, self.variants, self.enabled, self.lines = console, list(variants), enabled, lines
         self._bar: Any = None
         self._tasks: list[Any] = []
+        self._finished: set[int] = set()
 
     def __enter__(self) -> Callable[[list[float], list[float], list[str]], None] | None:
-        if not self.enabled:
-            return None
-        from rich.progress import TaskProgressColumn
+        if self.enabled:
+            from rich.progress import TaskProgressColumn
 
-        self._bar = start_bar(self.console, TaskProgressColumn())
-        self._overall = self._bar.add_task("all variants", total=1.0)
-        self._tasks = [self._bar.add_task(f"  {v}: waiting", total=1.0) for v in self.variants]
-        return self.update
+            self._bar = start_bar(self.console, TaskProgressColumn())
+            self._overall = self._bar.add_task("all variants", total=1.0)
+            self._tasks = [self._bar.add_task(f"  {v}: waiting", total=1.0) for v in self.variants]
+            return self.update
+        return self.print_finished if self.lines else None
 
     def update(self, done: list[float], totals: list[float], stages: list[str]) -> None:
         """Show each variant's share done and stage, and the whole run's."""
@@ -132,15 +193,48 @@ class _SkillMonitor:
             self._bar.update(task, completed=min(d / t, 1.0), description=f"  {name}: {stage}")
         self._bar.update(self._overall, completed=min(sum(done) / sum(totals), 1.0))
 
+    def print_finished(self, done: list[float], totals: list[float], stages: list[str]) -> None:
+        """One timestamped line for each task that has just finished."""
+        for i, stage in enumerate(stages):
+            if stage == "done" and i not in self._finished:
+                self._finished.add(i)
+                clock = time.strftime("%H:%M:%S")
+                line = f"{clock} {self.variants[i]}: done ({len(self._finished)}/{len(self.variants)})"
+                self.console.print(line, markup=False, highlight=False)
+
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.stop()
 
 
+def _claim(out: Path, force: bool) -> str | None:
+    """Make ``out`` the new output folder: missing or empty, else (``force``) the old one moved aside."""
+    from training.run import RunFolderError, claim_out
+
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {str(out)!r} exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise CliError(
+            f"--out {str(out)!r} is not empty; give a new or empty folder, or add --force to move it aside to "
+            f"{out}.old-<date>-<time>"
+        )
+    try:
+        moved = claim_out(out, force)
+        out.mkdir(parents=True, exist_ok=True)
+    except RunFolderError as e:
+        raise CliError(str(e)) from None
+    except OSError as e:
+        raise CliError(f"cannot write --out {str(out)!r}: {e.strerror or e}") from None
+    return moved
+
+
 def run(args: argparse.Namespace) -> int:
-    """Measure which variants favour skill: ladder vs field per variant, RS / N* / spread / upsets, report files."""
+    """Measure which variants favour skill: ladder vs field per variant (or atlas cell), RS / N* / spread / upsets."""
+    backend = backend_of(args)
     try:
         from agents.policy import CheckpointError
+        from agents.zoo import path_of
+        from skill.atlas import atlas, grid
         from skill.budget import BUDGETS
         from skill.report import command_line, skill_report
         from training.config import ConfigError, config_to_dict, load_config
@@ -153,13 +247,38 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--variants: unknown preset {v!r}; presets are: {', '.join(PRESETS)}")
     if len(set(variants)) != len(variants):
         raise CliError(f"--variants names a preset twice: {args.variants}")
-    positive("--players", args.players)
+    players = _int_list("--players", args.players)
+    hands = _int_list("--hand-sizes", args.hand_sizes) if args.hand_sizes is not None else []
     positive("--workers", args.workers)
+    positive("--deals", args.deals)
     if args.seed < 0:
         raise CliError(f"--seed must be >= 0, not {args.seed}")
-    for v in variants:
-        Rules.preset(v, players=args.players)  # a RulesError names the problem
+    for v in variants:  # a RulesError names the problem
+        for n in players:
+            Rules.preset(v, players=n, hand_size=1)
+        for h in hands:
+            Rules.preset(v, players=2, hand_size=h)
+    policy = args.policy or budget.policy
+    plan = dataclasses.replace(budget, policy=policy, deals=args.deals or budget.deals)
+    is_atlas = len(players) * max(len(hands), 1) > 1
+    if is_atlas:
+        cells, left_out = grid(variants, players, hands)
+        if not cells:
+            raise CliError(f"no cell of the grid fits the deck: {left_out[0]['reason']}")
+    else:
+        left_out = []
+        for v in variants:
+            Rules.preset(v, players=players[0], **({"hand_size": hands[0]} if hands else {}))
     checkpoints = _parse_checkpoints(args.checkpoint, variants)
+    if policy == "zoo":
+        for option, given in (("--checkpoint", checkpoints), ("--train-config", args.train_config)):
+            if given:
+                raise CliError(f"{option} needs --policy train: --policy zoo plays the shipped policies")
+        for v in variants:
+            try:
+                path_of(v)
+            except CheckpointError as e:
+                raise CliError(f"--policy zoo: {e}") from None
     from agents.registry import AgentSpecError, make_agent
 
     for preset, path in checkpoints.items():
@@ -167,7 +286,7 @@ def run(args: argparse.Namespace) -> int:
             agent = make_agent(f"ppo:{path}", 0, 0)
         except AgentSpecError as e:
             raise CliError(f"--checkpoint {preset}={path}: {e}") from None
-        actions = Rules.preset(preset, players=args.players).num_actions
+        actions = Rules.preset(preset).num_actions
         if agent.net.actions < actions:
             raise CliError(
                 f"--checkpoint {preset}={path}: the network has {agent.net.actions} actions, {preset} needs {actions}"
@@ -178,49 +297,88 @@ def run(args: argparse.Namespace) -> int:
             settings = config_to_dict(load_config(args.train_config))
         except (ConfigError, CheckpointError) as e:
             raise CliError(str(e)) from None
-    out = Path(args.out or f"runs/skill-report-{args.budget}")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise CliError(f"cannot write --out {str(out)!r}: {e.strerror or e}") from None
-    command = command_line(variants, args.players, args.budget, args.seed, str(out), checkpoints, args.train_config)
+    out = Path(args.out or f"runs/{'atlas' if is_atlas else 'skill-report'}-{args.budget}")
+    moved = _claim(out, args.force)
+    command = command_line(
+        variants,
+        players if is_atlas else players[0],
+        args.budget,
+        args.seed,
+        str(out),
+        checkpoints,
+        args.train_config,
+        hands,
+        args.policy,
+        args.deals,
+    )
     console = stderr_console()
+    if not args.quiet:
+        if moved:
+            console.print(moved, markup=False, highlight=False)
+        for c in left_out:
+            where = f"{c['preset']} {c['players']}p x {c['hand_size']}c"
+            console.print(f"left out {where}: {c['reason']}", markup=False, highlight=False)
+    names = [c.label for c in cells] if is_atlas else variants
+    bar = not args.quiet and console.is_terminal
     start = time.perf_counter()
     try:
-        with _SkillMonitor(console, variants, not args.quiet and console.is_terminal) as monitor:
-            report = skill_report(
-                variants,
-                args.players,
-                args.budget,
-                args.seed,
-                out,
-                checkpoints,
-                settings,
-                args.workers,
-                monitor,
-                command,
-            )
+        with task_errors(), _SkillMonitor(console, names, bar, lines=not args.quiet) as monitor:
+            if is_atlas:
+                data = atlas(
+                    variants,
+                    players,
+                    hands,
+                    plan,
+                    args.seed,
+                    out,
+                    checkpoints,
+                    settings,
+                    args.workers,
+                    monitor,
+                    command,
+                    backend,
+                )
+            else:
+                report = skill_report(
+                    variants,
+                    players[0],
+                    plan,
+                    args.seed,
+                    out,
+                    checkpoints,
+                    settings,
+                    args.workers,
+                    monitor,
+                    command,
+                    backend,
+                    hands[0] if hands else None,
+                )
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     seconds = time.perf_counter() - start
-    if not args.quiet:
-        _print_skill_report(report)
-    print(f"{len(variants)} variants, {args.budget} budget, {seconds:.0f} s -> {out / 'report.md'}")
+    if is_atlas:
+        if not args.quiet:
+            _print_table(data["cells"], f"atlas cells ranked by relative skill ({args.budget}, seed {args.seed})")
+        gone = f" ({len(left_out)} left out: they do not fit the deck)" if left_out else ""
+        print(f"{len(cells)} cells{gone}, {args.budget} budget, {seconds:.0f} s -> {out / 'atlas.md'}")
+    else:
+        if not args.quiet:
+            _print_table(report["variants"], f"variants ranked by relative skill ({args.budget}, seed {args.seed})")
+        print(f"{len(variants)} variants, {args.budget} budget, {seconds:.0f} s -> {out / 'report.md'}")
     return 0
 
 
-def _print_skill_report(report: dict[str, Any]) -> None:
-    """The ranked variants as a table on stdout."""
+def _print_table(rows: list[dict[str, Any]], title: str) -> None:
+    """Ranked variants (or atlas cells) as a table on stdout."""
     from rich.table import Table
 
     from skill.report import STAT_KEYS, stat_text
 
-    table = Table(
-        title=f"variants ranked by relative skill ({report['budget']}, seed {report['seed']})", title_justify="left"
-    )
+    table = Table(title=title, title_justify="left")
     for name in ("rank", "variant", "RS win", "RS penalty", "skill share", "N* matches", "rating spread", "upsets"):
         table.add_column(name, justify="right" if name == "rank" else "left")
-    for v in report["variants"]:
-        table.add_row(str(v["rank"]), v["preset"], *(stat_text(v, k) for k in STAT_KEYS))
+    for v in rows:
+        name = f"{v['preset']} {v['players']}p x {v['hand_size']}c" if "key" in v else v["preset"]
+        table.add_row(str(v["rank"]), name, *(stat_text(v, k) for k in STAT_KEYS))
     stdout_console().print(table)

@@ -1,0 +1,129 @@
+"""The ray backend of :func:`agents.processes.run_tasks`: each task one Ray task, progress through a small actor.
+
+The only module that imports ray, and :mod:`agents.processes` imports it only for
+``Backend("ray")``. Ray's own task retries are off (``max_retries=0``): ``run_tasks`` retries
+failed and lost tasks alike, as on the local backend.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ray
+
+from agents.processes import BackendError, one_line
+
+SEND_EVERY = 0.5
+"""Seconds between two progress messages of one task (the last value comes back with the result)."""
+
+
+def connect(address: str | None, workers: int) -> None:
+    """Use the Ray instance of this process, else connect to ``address``, else start one with ``workers`` CPUs."""
+    if ray.is_initialized():
+        return
+    try:
+        if address is None:
+            ray.init(num_cpus=workers, logging_level=logging.WARNING)
+        else:
+            ray.init(address=address, logging_level=logging.WARNING)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
+        raise BackendError(f"cannot reach {where}: {one_line(e)}") from None
+
+
+@ray.remote(num_cpus=0)
+class _Progress:
+    """The latest ``progress(units, stage)`` of every task, set by the tasks and read by the driver."""
+
+    def __init__(self, n: int) -> None:
+        self.units, self.stages = [0.0] * n, [0] * n
+
+    def set(self, index: int, units: float, stage: int) -> None:
+        self.units[index], self.stages[index] = units, stage
+
+    def get(self) -> tuple[list[float], list[int]]:
+        return self.units, self.stages
+
+
+@ray.remote(max_retries=0)
+def _ray_task(
+    fn: Callable[..., Any], index: int, job: tuple[Any, ...], initializer: Callable[[], None] | None, sink: Any
+) -> tuple[Any, float, int]:
+    """Run ``fn(progress, *job)``; return its result with the task's last progress values."""
+    if initializer is not None:
+        initializer()
+    latest: tuple[float, int] = (0.0, 0)
+    sent = -SEND_EVERY
+
+    def progress(units: float, stage: int = 0) -> None:
+        nonlocal latest, sent
+        latest = (units, stage)
+        if time.monotonic() - sent >= SEND_EVERY:
+            sent = time.monotonic()
+            sink.set.remote(index, units, stage)
+
+    value = fn(progress, *job)
+    return value, *latest
+
+
+class RayExecutor:
+    """Every task submitted to Ray at once; Ray schedules them on the cluster's CPUs."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        jobs: Sequence[tuple[Any, ...]],
+        workers: int,
+        address: str | None,
+        initializer: Callable[[], None] | None,
+    ) -> None:
+        connect(address, workers)
+        self.fn, self.jobs, self.initializer = fn, jobs, initializer
+        self.window = len(jobs)
+        self.sink = _Progress.remote(len(jobs))
+        self.index_of: dict[Any, int] = {}
+        self.final: dict[int, tuple[float, int]] = {}
+
+    def submit(self, index: int) -> Any:
+        """Submit task ``index``; its object reference is the handle."""
+        self.final.pop(index, None)
+        ref = _ray_task.remote(self.fn, index, self.jobs[index], self.initializer, self.sink)
+        self.index_of[ref] = index
+        return ref
+
+    def wait(self, handles: set[Any], timeout: float) -> set[Any]:
+        """The finished tasks among ``handles`` after at most ``timeout`` seconds."""
+        ready, _ = ray.wait(list(handles), num_returns=len(handles), timeout=timeout)
+        return set(ready)
+
+    def result(self, handle: Any) -> Any:
+        """The task's result; a task's own error is raised as it was raised in the task."""
+        index = self.index_of.pop(handle)
+        try:
+            value, units, stage = ray.get(handle)
+        except ray.exceptions.RayTaskError as e:
+            if isinstance(e.cause, Exception):
+                raise e.cause from None
+            raise
+        self.final[index] = (units, stage)
+        return value
+
+    def failed(self, handle: Any, error: Exception) -> None:
+        """Nothing to repair: Ray replaces lost workers itself."""
+
+    def progress(self) -> tuple[list[float], list[int]]:
+        """Every task's latest progress (the last values of the finished ones)."""
+        units, stages = ray.get(self.sink.get.remote())
+        for index, (u, s) in self.final.items():
+            units[index], stages[index] = u, s
+        return units, stages
+
+    def close(self, cancel: bool) -> None:
+        """Cancel the tasks still running (``cancel``) and end the progress actor."""
+        if cancel:
+            for ref in self.index_of:
+                ray.cancel(ref)
+        ray.kill(self.sink)

@@ -1,0 +1,151 @@
+"""``agurk sweep CONFIG.yaml``: evaluate (and optionally train) a grid of variants as tasks, into one results table."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agurk.cli.common import (
+    PROG,
+    CliError,
+    Formatter,
+    add_backend_options,
+    backend_of,
+    positive,
+    rl_extra_error,
+    start_bar,
+    stderr_console,
+    task_errors,
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``agurk sweep`` on the subcommands ``sub``."""
+    p = sub.add_parser(
+        "sweep",
+        help="evaluate (and optionally train) a grid: presets x players x hand sizes x seeds x overrides",
+        formatter_class=Formatter,
+        description=(
+            "Runs the grid of a sweep config (presets x player counts x hand sizes x seeds x overrides)\n"
+            "as independent tasks, one per grid point, in worker processes or on Ray. Each task trains\n"
+            "a PPO agent for its game if the config has train.steps > 0, then plays each agent of the\n"
+            "config as the focal entry against the opponent in every other seat (duplicate deals of the\n"
+            "point's seed, 95% bootstrap intervals). Writes results.csv, results.json and results.png\n"
+            "into --out, and every finished task at once into --out/tasks/: run the same command again\n"
+            "after an interruption or a failed task and it resumes, running only the missing tasks.\n"
+            "A failed task is retried twice. The table is the same on every backend and worker count.\n"
+            "configs/sweep_tiny.yaml shows every key."
+        ),
+        epilog=(
+            "examples:\n"
+            "  agurk sweep configs/sweep_tiny.yaml --out runs/sweep-tiny\n"
+            "  agurk sweep configs/sweep_tiny.yaml --out runs/sweep-tiny --backend ray --workers 2\n"
+            "  agurk sweep my_sweep.yaml --out runs/big --backend ray --ray-address auto"
+        ),
+    )
+    p.add_argument("config", metavar="CONFIG.yaml", help="the sweep config (see configs/sweep_tiny.yaml)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        required=True,
+        help="results folder: new or empty, or this sweep's own folder to resume it",
+    )
+    p.add_argument(
+        "--workers",
+        metavar="W",
+        type=int,
+        default=None,
+        help="tasks run side by side: local worker processes, or the CPUs of a local Ray instance "
+        "(> 0; default: the CPU count)",
+    )
+    add_backend_options(p)
+    p.add_argument(
+        "--force", action="store_true", help="move an --out folder that is not this sweep's aside and start afresh"
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or progress lines")
+    p.set_defaults(func=run)
+
+
+class SweepProgress:
+    """One progress bar over every task on a terminal (tasks done, eta), else one plain line per finished task."""
+
+    def __init__(self, console: Any, mode: str) -> None:
+        self.console, self.mode = console, mode
+        self._bar: Any = None
+        self._task: Any = None
+        self._started = time.monotonic()
+        self._first: int | None = None
+
+    def __enter__(self) -> SweepProgress:
+        return self
+
+    def __call__(self, done: int, total: int, completed: float, key: str | None) -> None:
+        """Show ``done`` of ``total`` tasks (``completed`` with the running ones' shares); ``key`` just finished."""
+        if self._first is None:
+            self._first = done
+            if self.mode == "lines":
+                self._line(f"{total} tasks, {done} stored before (resumed), {total - done} to run")
+        if self.mode == "bar":
+            if self._bar is None:
+                from rich.progress import TextColumn
+
+                self._bar = start_bar(self.console, TextColumn("{task.fields[done]}/{task.total:.0f} tasks"))
+                self._task = self._bar.add_task("sweep", total=total, completed=completed, done=done)
+            self._bar.update(self._task, completed=completed, done=done)
+        elif self.mode == "lines" and key is not None:
+            elapsed = time.monotonic() - self._started
+            ran = done - self._first
+            eta = datetime.timedelta(seconds=round(elapsed / ran * (total - done))) if ran else "-"
+            self._line(
+                f"{done}/{total} tasks ({100 * done / total:.0f}%), "
+                f"elapsed {datetime.timedelta(seconds=round(elapsed))}, eta {eta}: {key} done"
+            )
+
+    def _line(self, text: str) -> None:
+        print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} sweep: {text}", file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run (or resume) a sweep and write its results table."""
+    try:
+        from skill.sweep import load_sweep, run_sweep
+        from training.config import ConfigError
+        from training.run import RunFolderError
+    except ImportError as e:  # torch and matplotlib are optional dependencies
+        raise rl_extra_error("agurk sweep", (e.name or "torch").split(".")[0]) from None
+    if args.workers is None:
+        args.workers = os.cpu_count() or 1
+    positive("--workers", args.workers)
+    backend = backend_of(args)
+    try:
+        cfg = load_sweep(args.config)
+    except ConfigError as e:
+        raise CliError(str(e)) from None
+    console = stderr_console()
+    mode = "off" if args.quiet else "bar" if console.is_terminal else "lines"
+    start = time.perf_counter()
+    try:
+        with task_errors(), SweepProgress(console, mode) as progress:
+            result = run_sweep(cfg, Path(args.out), args.workers, backend, args.force, progress)
+    except (ConfigError, RunFolderError) as e:
+        raise CliError(str(e)) from None
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+    if result.moved:
+        print(result.moved, file=sys.stderr)
+    seconds = time.perf_counter() - start
+    print(
+        f"{len(result.ran) + len(result.resumed)} tasks ({len(result.resumed)} resumed, {len(result.ran)} run), "
+        f"{len(result.rows)} rows, {seconds:.0f} s -> {Path(args.out) / 'results.csv'}"
+    )
+    return 0

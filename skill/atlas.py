@@ -1,0 +1,310 @@
+"""The variant atlas: the skill report of every preset at every player count and hand size of a grid.
+
+``atlas(variants, players, hand_sizes, budget, seed, out)`` builds the grid (:func:`grid`:
+presets x player counts x hand sizes; the combinations whose cards do not fit the deck
+are left out, with the reason), runs each cell as one task of
+:func:`agents.processes.run_tasks` (:func:`skill.variant.run_variant` on that cell's rules:
+the same code, seed and numbers as a one-cell ``agurk skill-report``), then writes into ``out``:
+
+- ``atlas.json``: ``{"format", "seed", "budget", "policy", ..., "left_out", "cells"}``, the
+  cells ranked by ``rs_win`` (each a :func:`skill.variant.run_variant` object with its
+  ``rank`` and ``key``);
+- ``atlas.csv``: the ranked table, one row per cell (every statistic with its interval);
+- ``atlas-ladder.csv``: one row per cell and ladder agent;
+- ``heatmaps/PRESET.png``: per preset, RS (win rate) and N* over players x hand size, each
+  cell annotated with its value and 95% interval (:func:`skill.plots.plot_heatmaps`);
+- ``atlas.md``: the left-out combinations, the ranked table, the heatmaps, the command.
+
+With the budget's ``policy`` ``zoo`` (the atlas's usual one) no cell trains: every cell of
+a preset plays that preset's shipped policy. Every file depends only on the arguments, not
+on the backend, the worker count or the machine's speed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.processes import LOCAL, Backend
+from agurk_env.rules import Rules, RulesError
+from skill.budget import BUDGETS, FIELD, Budget, ladder, quickstart_settings
+from skill.report import (
+    STAT_KEYS,
+    Monitor,
+    command_line,
+    csv_number,
+    meaning,
+    policy_sentence,
+    rank,
+    relative_checkpoints,
+    run_jobs,
+    stat_text,
+    zoo_policies,
+)
+from skill.variant import VariantJob
+
+FORMAT = "agurk-atlas"
+"""The ``format`` of ``atlas.json``."""
+HEATMAPS = "heatmaps"
+"""The folder of the per-preset heatmaps in ``out``."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of the atlas: a preset at a player count and hand size."""
+
+    preset: str
+    players: int
+    hand_size: int
+
+    @property
+    def key(self) -> str:
+        """``PRESET-<P>p-<H>c``: the cell's name in the tables and its files."""
+        return f"{self.preset}-{self.players}p-{self.hand_size}c"
+
+    @property
+    def label(self) -> str:
+        """``PRESET PpxHc`` for progress and errors."""
+        return f"{self.preset} {self.players}p x {self.hand_size}c"
+
+
+def grid(
+    variants: Sequence[str], players: Sequence[int], hand_sizes: Sequence[int] = ()
+) -> tuple[list[Cell], list[dict[str, Any]]]:
+    """The cells whose rules are valid, in grid order (presets, players, hand sizes), and the left-out combinations.
+
+    An empty ``hand_sizes`` takes each preset's own. A left-out combination (one whose
+    cards do not fit the deck) is ``{"preset", "players", "hand_size", "reason"}``.
+    """
+    cells, left_out = [], []
+    for preset in variants:
+        for p in players:
+            for h in hand_sizes or [Rules.preset(preset).hand_size]:
+                try:
+                    Rules.preset(preset, players=p, hand_size=h)
+                except RulesError as e:
+                    left_out.append({"preset": preset, "players": p, "hand_size": h, "reason": str(e)})
+                    continue
+                cells.append(Cell(preset, p, h))
+    return cells, left_out
+
+
+def make_jobs(
+    cells: Sequence[Cell],
+    budget: Budget,
+    seed: int,
+    out: Path,
+    checkpoints: dict[str, str] | None = None,
+    train_settings: dict[str, Any] | None = None,
+) -> list[VariantJob]:
+    """One :class:`VariantJob` per cell; a trained cell writes ``checkpoints/KEY.pt`` (none with ``zoo``)."""
+    checkpoints = checkpoints or {}
+    settings = train_settings or quickstart_settings()
+    trains = budget.policy == "train"
+    return [
+        VariantJob(
+            preset=c.preset,
+            players=c.players,
+            budget=budget,
+            seed=seed,
+            train_settings=settings,
+            checkpoint=checkpoints.get(c.preset),
+            checkpoint_out=str(out / "checkpoints" / f"{c.key}.pt") if trains and c.preset not in checkpoints else None,
+            hand_size=c.hand_size,
+        )
+        for c in cells
+    ]
+
+
+def atlas(
+    variants: Sequence[str],
+    players: Sequence[int],
+    hand_sizes: Sequence[int] = (),
+    budget: str | Budget = "smoke",
+    seed: int = 0,
+    out: str | Path = "runs/atlas",
+    checkpoints: dict[str, str] | None = None,
+    train_settings: dict[str, Any] | None = None,
+    workers: int | None = None,
+    monitor: Monitor | None = None,
+    command: str | None = None,
+    backend: Backend = LOCAL,
+) -> dict[str, Any]:
+    """Run the atlas and write its files into ``out``; return the ``atlas.json`` object.
+
+    ``budget`` is a :data:`skill.budget.BUDGETS` name or a :class:`Budget`; ``workers``
+    defaults to one per cell, at most one per CPU core; the cells run on ``backend``.
+    A grid with no cell that fits the deck raises :class:`agurk_env.rules.RulesError`.
+    """
+    plan = BUDGETS[budget] if isinstance(budget, str) else budget
+    out = Path(out)
+    cells, left_out = grid(variants, players, hand_sizes)
+    if not cells:
+        raise RulesError(f"no cell of the grid fits the deck: {left_out[0]['reason']}")
+    out.mkdir(parents=True, exist_ok=True)
+    checkpoints = dict(checkpoints or {})
+    jobs = make_jobs(cells, plan, seed, out, checkpoints, train_settings)
+    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
+    results = run_jobs(jobs, min(workers, len(jobs)), monitor, backend)
+    relative_checkpoints(results, out)
+    for cell, result in zip(cells, results, strict=True):
+        result["key"] = cell.key
+    data = {
+        "format": FORMAT,
+        "seed": seed,
+        "budget": plan.name,
+        "variants": list(variants),
+        "players": list(players),
+        "hand_sizes": list(hand_sizes),
+        "deals": plan.deals,
+        "policy": plan.policy,
+        "train_steps": plan.train_steps if plan.policy == "train" else 0,
+        "zoo": zoo_policies(variants) if plan.policy == "zoo" else None,
+        "bootstrap_resamples": plan.resamples,
+        "field": FIELD,
+        "ladder": ladder(plan),
+        "command": command
+        or command_line(
+            variants, players, plan.name, seed, str(out), checkpoints, None, hand_sizes, plan.policy, plan.deals
+        ),
+        "left_out": left_out,
+        "cells": rank(results),
+    }
+    write_files(data, out)
+    return data
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def write_files(data: dict[str, Any], out: Path) -> None:
+    """Every file of the atlas from its ``atlas.json`` object."""
+    (out / "atlas.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    write_csv(data, out)
+    (out / HEATMAPS).mkdir(exist_ok=True)
+    for preset in data["variants"]:
+        write_heatmap(data, preset, out / HEATMAPS / f"{preset}.png")
+    (out / "atlas.md").write_text(markdown(data), encoding="utf-8")
+
+
+CELL_COLUMNS = ("key", "preset", "players", "hand_size")
+"""The columns that name a cell in the CSV files."""
+
+
+def write_csv(data: dict[str, Any], out: Path) -> None:
+    """``atlas.csv`` (one row per cell, ranked) and ``atlas-ladder.csv`` (one row per cell and ladder agent)."""
+    with (out / "atlas.csv").open("w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        stats = [f"{k}{s}" for k in STAT_KEYS for s in ("", "_low", "_high")]
+        w.writerow(["rank", *CELL_COLUMNS, *stats, "best_win", "best_penalty"])
+        for c in data["cells"]:
+            numbers = (csv_number(x) for k in STAT_KEYS for x in (c[k], *c[f"{k}_ci"]))
+            w.writerow([c["rank"], *(c[k] for k in CELL_COLUMNS), *numbers, c["best_win"], c["best_penalty"]])
+    with (out / "atlas-ladder.csv").open("w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        keys = ("win_rate", "mean_penalty", "rating")
+        w.writerow([*CELL_COLUMNS, "spec", *(f"{k}{s}" for k in keys for s in ("", "_low", "_high"))])
+        for c in data["cells"]:
+            for a in c["ladder"]:
+                numbers = (csv_number(x) for k in keys for x in (a[k], *a[f"{k}_ci"]))
+                w.writerow([*(c[k] for k in CELL_COLUMNS), a["spec"], *numbers])
+
+
+HEATMAP_STATS = (("rs_win", "RS (win rate): 0 = random, 1 = oracle", False), ("n_star", "N* (matches)", True))
+"""The heatmap panels: statistic, title, and whether its colour scale is logarithmic."""
+
+
+def write_heatmap(data: dict[str, Any], preset: str, path: Path) -> None:
+    """``heatmaps/PRESET.png``: RS and N* of the preset's cells over players x hand size, values and 95% intervals."""
+    from skill.plots import plot_heatmaps
+
+    cells = {(c["players"], c["hand_size"]): c for c in data["cells"] if c["preset"] == preset}
+    left = {(c["players"], c["hand_size"]) for c in data["left_out"] if c["preset"] == preset}
+    players = sorted({p for p, _ in [*cells, *left]})
+    hands = sorted({h for _, h in [*cells, *left]})
+    panels = []
+    for key, title, log in HEATMAP_STATS:
+        values = [[_value(cells.get((p, h)), key) for h in hands] for p in players]
+        texts = [[_annotation(cells.get((p, h)), key) for h in hands] for p in players]
+        panels.append((title, values, texts, log))
+    title = f"{preset}: {data['deals']} deals per agent and cell, {data['budget']} budget, seed {data['seed']}"
+    plot_heatmaps(path, title, players, hands, panels)
+
+
+def _value(cell: dict[str, Any] | None, key: str) -> float | None:
+    """A cell's statistic (``None``: left out, undefined or unbounded)."""
+    return None if cell is None else cell[key]
+
+
+def _annotation(cell: dict[str, Any] | None, key: str) -> str:
+    """``value`` over ``[low, high]`` for a heatmap cell; a left-out cell says so."""
+    if cell is None:
+        return "left out\n(deck)"
+    return stat_text(cell, key).replace(" [", "\n[", 1)
+
+
+def cell_name(cell: dict[str, Any]) -> str:
+    """``PRESET, P players x H cards`` in prose."""
+    return f"{cell['preset']}, {cell['players']} players x {cell['hand_size']} cards"
+
+
+def markdown(data: dict[str, Any]) -> str:
+    """``atlas.md``: what was played, the left-out combinations, the ranked cells, the heatmaps, the command."""
+    cards = ", ".join(map(str, data["hand_sizes"])) if data["hand_sizes"] else "each preset's own"
+    lines = [
+        f"# Agurk variant atlas ({data['budget']} budget, seed {data['seed']})",
+        "",
+        f"Presets {', '.join(data['variants'])} at {', '.join(map(str, data['players']))} players and {cards} cards "
+        f"per hand: {len(data['cells'])} cells. In each cell every ladder agent "
+        f"({', '.join(f'`{s}`' for s in data['ladder'])}) played {data['deals']} duplicate deals (deals x players "
+        f"matches, every seat rotation) as the focal player against copies of `{data['field']}`. "
+        f"{policy_sentence(data)} The oracle (the fictive player, RS = 1) is the exact solver's best card on the "
+        f"true deal. Intervals are 95% bootstrap intervals over deals ({data['bootstrap_resamples']} resamples).",
+        "",
+        "## Left out",
+        "",
+    ]
+    if data["left_out"]:
+        lines += ["Combinations whose cards do not fit the deck (not played):", ""]
+        lines += [f"- {cell_name(c)}: {c['reason']}" for c in data["left_out"]]
+    else:
+        lines.append("None: every combination fits the deck.")
+    lines += [
+        "",
+        "## Cells ranked by relative skill",
+        "",
+        "| rank | preset | players | cards | RS (win rate) | RS (penalty) | skill share | N* matches | rating spread "
+        "| upset rate | best real agent |",
+        "|---:|---|---:|---:|---|---|---|---|---|---|---|",
+    ]
+    for c in data["cells"]:
+        stats = " | ".join(stat_text(c, k) for k in STAT_KEYS)
+        lines.append(f"| {c['rank']} | {c['preset']} | {c['players']} | {c['hand_size']} | {stats} | {c['best_win']} |")
+    named = [{**c, "preset": cell_name(c)} for c in data["cells"]]
+    lines += ["", meaning({"variants": named}), "", "## Heatmaps", ""]
+    for preset in data["variants"]:
+        lines += [f"![{preset}: relative skill and N* per cell]({HEATMAPS}/{preset}.png)", ""]
+    lines += [
+        "## How to read it",
+        "",
+        "Each cell is a skill report variant (docs/skill_report.md defines every statistic): **RS** is the share "
+        "of the win-rate gap between random play and the oracle that the best real agent closes; **N*** is the "
+        "number of matches after which the skill differences among the real agents are as large as luck (∞: none "
+        "detected). RS and N* compare cells of one atlas (the same ladder and field), not cells of different "
+        "atlases. `atlas.csv` holds every number with its interval, `atlas-ladder.csv` every agent of every cell.",
+        "",
+        "## Reproduce",
+        "",
+        "```",
+        data["command"],
+        "```",
+        "",
+        f"Seed {data['seed']}: the same command gives the same atlas, on any backend.",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,477 @@
+"""``agurk sweep``: evaluate (and optionally train) a grid of game variants as independent tasks, into one table.
+
+A sweep config (YAML, :class:`SweepConfig`) names a grid: presets x player counts x hand
+sizes x seeds x overrides. Each grid point (:class:`Point`) is one task of
+:func:`agents.processes.run_tasks`, on any backend: with ``train.steps > 0`` it first trains
+a PPO agent for the point's game (``training.run.train_to_file``, seeded by the point's
+seed), then plays each of ``agents`` (and the trained one, as ``ppo``) as the focal entry
+against ``opponent`` in every other seat: a duplicate-deal tournament of ``deals`` deals of
+the point's seed (:func:`agents.tournament.tournament`). Everything a task draws comes from
+its grid point, so the table is the same on every backend and with any number of workers.
+
+The output folder ``OUT``::
+
+    OUT/sweep.json           the resolved config: marks the folder as this sweep's
+    OUT/tasks/KEY.json       each finished task's rows, written (atomically) as it finishes
+    OUT/checkpoints/KEY.pt   each grid point's trained agent (``train.steps > 0``)
+    OUT/results.json         {"format", "config", "columns", "rows"}: every row, in grid order
+    OUT/results.csv          the same rows, one line each
+    OUT/results.png          win rate of each agent at each grid point, 95% intervals
+
+Run again with the same config and ``OUT``, an interrupted or failed sweep resumes: the
+tasks with a ``tasks/KEY.json`` are read back, only the others run. A folder that holds
+anything else (another sweep's config too) is refused unless ``force`` moves it aside.
+
+Test hook: the environment variable ``AGURK_SWEEP_FAULT=KEY:N`` (:data:`FAULT_ENV`) makes
+the task ``KEY`` raise :class:`InjectedFault` on its first ``N`` attempts (default 1; the
+attempts are counted in ``OUT/faults/KEY``, so they add up over restarts), in whichever
+worker runs it; the tests use it to check retries and resuming.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.processes import LOCAL, Backend, TaskError, TaskProgress, run_tasks
+from agents.registry import STRONGEST_HEURISTIC, AgentSpecError, make_agent
+from agents.tournament import Unit, tournament
+from agurk_env.rules import OPTION_NAMES, PRESETS, Rules, RulesError
+from skill.budget import TRAIN_COST, match_cost, quickstart_settings
+from training.checkpoint import atomic_write, atomic_write_text
+from training.config import Config, ConfigError, build_dataclass, config_from_dict, read_mapping
+from training.run import RunFolderError, claim_out, train_to_file
+
+FORMAT = "agurk-sweep"
+"""The ``format`` of ``sweep.json`` and ``results.json``."""
+SWEEP_FILE, TASKS, CHECKPOINTS = "sweep.json", "tasks", "checkpoints"
+FAULT_ENV = "AGURK_SWEEP_FAULT"
+"""The test hook: ``KEY:N`` makes task ``KEY`` fail its first ``N`` attempts (see the module docstring)."""
+GRID_KEYS = ("preset", "rules", "players", "seed", "total_steps", "time_limit")
+"""Training config keys every grid point sets itself (not allowed in ``train.settings`` or ``overrides``)."""
+TRAINED = "ppo"
+"""The label of each grid point's trained agent in the table."""
+STATS = ("win_rate", "mean_penalty", "last_trick_rate", "rating")
+COLUMNS = (
+    "key",
+    "preset",
+    "players",
+    "hand_size",
+    "seed",
+    "override",
+    "agent",
+    "opponent",
+    "deals",
+    *(f"{k}{s}" for k in STATS for s in ("", "_low", "_high")),
+)
+"""The columns of the results table (``*_low`` / ``*_high``: the 95% bootstrap interval)."""
+
+
+@dataclass
+class TrainSettings:
+    """``train``: a PPO agent trained for each grid point, which joins the table as ``ppo``."""
+
+    steps: int = 0
+    """Learner decisions per grid point (``0``: no training)."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """``agurk train`` config keys over the packaged quickstart's (the grid point sets preset, rules, players, seed)."""
+
+
+@dataclass
+class SweepConfig:
+    """One sweep (``agurk sweep CONFIG.yaml``): the grid, what each grid point plays, the optional training."""
+
+    presets: list[str] = field(default_factory=lambda: ["standard"])
+    """Rule presets (``agurk rules``)."""
+    players: list[int] = field(default_factory=list)
+    """Player counts (empty: each preset's own)."""
+    hand_sizes: list[int] = field(default_factory=list)
+    """Cards dealt to each player (empty: each preset's own)."""
+    seeds: list[int] = field(default_factory=lambda: [0])
+    """Seeds of the deals, the agents and the training; each one a grid point."""
+    overrides: list[dict[str, Any]] = field(default_factory=lambda: [{}])
+    """Each one a grid point: rule options over the preset (``{limit: 21}``), and with ``train`` training keys."""
+    agents: list[str] = field(default_factory=lambda: ["random", STRONGEST_HEURISTIC])
+    """Agent specs, each played as the focal entry against the opponent (``agurk agents``)."""
+    opponent: str = STRONGEST_HEURISTIC
+    """The agent spec in every other seat."""
+    deals: int = 100
+    """Duplicate deals per agent and grid point (each played in every seat rotation)."""
+    resamples: int = 200
+    """Bootstrap resamples behind the 95% intervals."""
+    unit: Unit = "match"
+    """What the win rate and rating score: whole matches or single rounds (``agurk evaluate --unit``)."""
+    train: TrainSettings = field(default_factory=TrainSettings)
+    """The optional PPO agent of each grid point."""
+
+
+class InjectedFault(RuntimeError):
+    """The failure :data:`FAULT_ENV` asks for (a test hook)."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One grid point of a sweep: one task."""
+
+    key: str
+    """``PRESET-<P>p-<H>c-s<SEED>-o<K>``: the name of its files, unique in the sweep."""
+    preset: str
+    players: int
+    hand_size: int
+    seed: int
+    override: int
+    """Index of its entry of ``overrides``."""
+    rule_options: dict[str, Any]
+    """The override's rule options."""
+    train_options: dict[str, Any]
+    """The override's training keys."""
+
+    @property
+    def rules(self) -> Rules:
+        """The grid point's rules."""
+        return Rules.preset(self.preset, players=self.players, hand_size=self.hand_size, **self.rule_options)
+
+    @property
+    def override_text(self) -> str:
+        """The override as ``key=value`` items (empty for none), for the table."""
+        return " ".join(f"{k}={v}" for k, v in {**self.rule_options, **self.train_options}.items())
+
+
+def _unique(key: str, values: Sequence[Any], empty_ok: bool = False) -> None:
+    """Refuse an empty list (unless ``empty_ok``) or one that repeats a value, naming ``key``."""
+    if not values and not empty_ok:
+        raise ConfigError(f"{key} must list at least one value")
+    if len(set(map(repr, values))) != len(values):
+        raise ConfigError(f"{key} must not repeat a value: {list(values)}")
+
+
+def _check(cfg: SweepConfig) -> None:
+    """Refuse what cannot run, naming the key (each grid point's rules and training config are built)."""
+    _unique("presets", cfg.presets)
+    for preset in cfg.presets:
+        if preset not in PRESETS:
+            raise ConfigError(f"presets: unknown preset {preset!r}; presets are: {', '.join(PRESETS)}")
+    _unique("players", cfg.players, empty_ok=True)
+    _unique("hand_sizes", cfg.hand_sizes, empty_ok=True)
+    _unique("seeds", cfg.seeds)
+    if any(s < 0 for s in cfg.seeds):
+        raise ConfigError(f"seeds must be >= 0, not {cfg.seeds}")
+    _unique("overrides", cfg.overrides)
+    _unique("agents", cfg.agents)
+    for key, value in (("deals", cfg.deals), ("resamples", cfg.resamples)):
+        if value <= 0:
+            raise ConfigError(f"{key} must be > 0, not {value}")
+    if cfg.train.steps < 0:
+        raise ConfigError(f"train.steps must be >= 0, not {cfg.train.steps}")
+    if TRAINED in cfg.agents and cfg.train.steps:
+        raise ConfigError(f"agents: {TRAINED!r} is the trained agent's label; name a checkpoint as ppo:PATH")
+    for key, spec in [*((f"agents[{i}]", s) for i, s in enumerate(cfg.agents)), ("opponent", cfg.opponent)]:
+        try:
+            make_agent(spec, 0, 0)
+        except AgentSpecError as e:
+            raise ConfigError(f"{key}: {e}") from None
+    train_keys = {f.name for f in dataclasses.fields(Config)} - set(GRID_KEYS)
+    for name in cfg.train.settings:
+        if name in GRID_KEYS:
+            raise ConfigError(f"train.settings.{name} is set by each grid point; use the sweep's own keys")
+    for i, override in enumerate(cfg.overrides):
+        for name in override:
+            if name in ("players", "hand_size", *GRID_KEYS):
+                raise ConfigError(f"overrides[{i}].{name} is a grid axis or set by each grid point, not an override")
+            if name in train_keys and not cfg.train.steps:
+                raise ConfigError(f"overrides[{i}].{name} is a training key, but train.steps is 0 (no training)")
+            if name not in OPTION_NAMES and name not in train_keys:
+                raise ConfigError(
+                    f"unknown override key 'overrides[{i}].{name}': a rule option "
+                    f"({', '.join(n for n in OPTION_NAMES if n not in ('players', 'hand_size'))}) "
+                    "or, with train.steps > 0, a training key"
+                )
+    for point in grid(cfg):
+        try:
+            point.rules  # noqa: B018 - builds and checks the rules
+        except RulesError as e:
+            raise ConfigError(f"grid point {point.key} (overrides[{point.override}]): {e}") from None
+        if cfg.train.steps:
+            try:
+                train_config(cfg, point)
+            except ConfigError as e:
+                where = f"train.settings, overrides[{point.override}]"
+                raise ConfigError(f"grid point {point.key} ({where}): {e}") from None
+
+
+def sweep_from_dict(data: dict[str, Any]) -> SweepConfig:
+    """Build and check a :class:`SweepConfig` from a raw mapping; :class:`ConfigError` (one line, naming the key)."""
+    cfg = build_dataclass(SweepConfig, data)
+    _check(cfg)
+    return cfg
+
+
+def load_sweep(path: str | Path) -> SweepConfig:
+    """Read, build and check a sweep config file."""
+    return sweep_from_dict(read_mapping(path))
+
+
+def grid(cfg: SweepConfig) -> list[Point]:
+    """Every grid point, in table order: presets, then player counts, hand sizes, seeds and overrides."""
+    train_keys = {f.name for f in dataclasses.fields(Config)}
+    points = []
+    for preset in cfg.presets:
+        base = Rules.preset(preset)
+        for players in cfg.players or [base.players]:
+            for hand in cfg.hand_sizes or [base.hand_size]:
+                for seed in cfg.seeds:
+                    for k, override in enumerate(cfg.overrides):
+                        rule = {n: v for n, v in override.items() if n not in train_keys}
+                        train = {n: v for n, v in override.items() if n in train_keys}
+                        key = f"{preset}-{players}p-{hand}c-s{seed}-o{k}"
+                        points.append(Point(key, preset, players, hand, seed, k, rule, train))
+    return points
+
+
+def train_config(cfg: SweepConfig, point: Point) -> Config:
+    """The training config of a grid point: the quickstart's, ``train.settings``, the override, the point's game."""
+    return config_from_dict(
+        {
+            **quickstart_settings(),
+            **cfg.train.settings,
+            **point.train_options,
+            "preset": point.preset,
+            "rules": {"hand_size": point.hand_size, **point.rule_options},
+            "players": [point.players],
+            "seed": point.seed,
+            "total_steps": cfg.train.steps,
+            "time_limit": 0,  # a fixed number of decisions: the same agent on any machine
+        }
+    )
+
+
+# ----------------------------------------------------------------------------- the task
+
+
+def _inject_fault(key: str, fault: tuple[int, str] | None) -> None:
+    """Raise :class:`InjectedFault` while fewer than ``fault[0]`` attempts are counted in the file ``fault[1]``."""
+    if fault is None:
+        return
+    times, counter = fault
+    path = Path(counter)
+    failed = int(path.read_text()) if path.is_file() else 0
+    if failed < times:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(str(failed + 1))
+        raise InjectedFault(f"fault {failed + 1} of {times} injected into {key} by {FAULT_ENV}")
+
+
+def run_point(
+    progress: TaskProgress, point: Point, cfg: SweepConfig, train: Config | None, fault: tuple[int, str] | None
+) -> dict[str, Any]:
+    """One grid point (a task): train its agent if asked, play every agent against the opponent; its rows.
+
+    Returns ``{"key", "rows", "checkpoint"}``, ``checkpoint`` the trained agent's bytes (or
+    None), so that nothing is written on the worker: the caller stores the result.
+    """
+    _inject_fault(point.key, fault)
+    rules = point.rules
+    matches = cfg.deals * rules.players
+    specs = list(cfg.agents)
+    total = sum(matches * match_cost(s) for s in specs) + (matches * match_cost(TRAINED) if train else 0.0)
+    done = 0.0
+    with tempfile.TemporaryDirectory(prefix="agurk-sweep-") as tmp:
+        checkpoint = Path(tmp) / "ppo.pt"
+        labels = list(specs)
+        if train is not None:
+            steps = train.total_steps * TRAIN_COST
+            total += steps
+            train_to_file(train, checkpoint, lambda step, logs: progress(step * TRAIN_COST / total))
+            done = steps
+            specs.append(f"ppo:{checkpoint}")
+            labels.append(TRAINED)
+        rows = []
+        for spec, label in zip(specs, labels, strict=True):
+            cost = match_cost(spec)
+            result = tournament(
+                rules,
+                [spec] + [cfg.opponent] * (rules.players - 1),
+                cfg.deals,
+                point.seed,
+                resamples=cfg.resamples,
+                unit=cfg.unit,
+                progress=lambda n, base=done, c=cost: progress((base + n * c) / total),
+            )
+            done += matches * cost
+            focal = result.entries[0]
+            row = {
+                "key": point.key,
+                "preset": point.preset,
+                "players": point.players,
+                "hand_size": point.hand_size,
+                "seed": point.seed,
+                "override": point.override_text,
+                "agent": label,
+                "opponent": cfg.opponent,
+                "deals": cfg.deals,
+            }
+            for k in STATS:
+                row[k] = getattr(focal, k)
+                row[f"{k}_low"], row[f"{k}_high"] = getattr(focal, f"{k}_ci")
+            rows.append(row)
+        return {"key": point.key, "rows": rows, "checkpoint": checkpoint.read_bytes() if train else None}
+
+
+# ----------------------------------------------------------------------------- the sweep
+
+Monitor = Callable[[int, int, float, str | None], None]
+"""``monitor(done, total, completed, key)``: tasks done (resumed ones included) of ``total``, the same
+with the running tasks' shares added, and the task that just finished (``None``: progress only)."""
+
+
+@dataclass
+class SweepResult:
+    """A finished sweep: every row in grid order, and which tasks ran now or were read back."""
+
+    rows: list[dict[str, Any]]
+    ran: list[str]
+    resumed: list[str]
+    moved: str | None
+    """What ``force`` did with an old folder (None: nothing)."""
+
+
+def claim_sweep(out: Path, config: dict[str, Any], force: bool = False) -> str | None:
+    """Make ``out`` this sweep's folder: new, empty, or holding the same sweep (resumed); ``force`` moves others aside.
+
+    Returns what ``force`` did (:func:`training.run.claim_out`), else None; a folder that holds
+    anything else raises :class:`training.run.RunFolderError` in one line.
+    """
+    marker = out / SWEEP_FILE
+    if marker.is_file() and not force:
+        try:
+            saved = json.loads(marker.read_text(encoding="utf-8"))["config"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise RunFolderError(
+                f"--out {str(out)!r}: cannot read {SWEEP_FILE} ({e}); add --force to move it aside"
+            ) from None
+        if saved == config:
+            return None
+        changed = sorted(k for k in {*saved, *config} if saved.get(k) != config.get(k))
+        raise RunFolderError(
+            f"--out {str(out)!r} holds another sweep (its {', '.join(changed)} differ); run its own config to resume "
+            "it, give a new folder, or add --force to move it aside"
+        )
+    if not force and out.is_dir() and any(out.iterdir()):
+        raise RunFolderError(
+            f"--out {str(out)!r} is not empty and holds no sweep; give a new or empty folder, "
+            f"or add --force to move it aside to {out}.old-<date>-<time>"
+        )
+    moved = claim_out(out, force)
+    atomic_write_text(marker, json.dumps({"format": FORMAT, "config": config}, indent=2) + "\n")
+    return moved
+
+
+def _read_task(path: Path) -> dict[str, Any] | None:
+    """A stored task's result, or None when there is none (or it cannot be read: the task runs again)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("rows"), list) else None
+
+
+def _fault(points: Sequence[Point], out: Path) -> tuple[str, tuple[int, str]] | None:
+    """The task and ``(times, counter file)`` of :data:`FAULT_ENV`, if it is set."""
+    text = os.environ.get(FAULT_ENV, "").strip()
+    if not text:
+        return None
+    key, _, times = text.partition(":")
+    if key not in {p.key for p in points} or not (times or "1").isdigit():
+        raise ConfigError(f"{FAULT_ENV}={text!r}: need KEY[:N] with KEY one of this sweep's tasks")
+    return key, (int(times or "1"), str(out / "faults" / key))
+
+
+def run_sweep(
+    cfg: SweepConfig,
+    out: str | Path,
+    workers: int = 1,
+    backend: Backend = LOCAL,
+    force: bool = False,
+    monitor: Monitor | None = None,
+) -> SweepResult:
+    """Run the sweep into ``out`` (resuming the tasks stored there), write the results table; return it.
+
+    The tasks run on ``backend`` (``workers`` local processes, or the CPUs of a local Ray
+    instance); each finished task is stored at once. A task that fails every retry raises
+    :class:`agents.processes.TaskError` after every other task has run and been stored.
+    """
+    out = Path(out)
+    config = dataclasses.asdict(cfg)
+    moved = claim_sweep(out, config, force)
+    points = grid(cfg)
+    fault = _fault(points, out)
+    stored: dict[str, dict[str, Any]] = {}
+    for point in points:
+        data = _read_task(out / TASKS / f"{point.key}.json")
+        if data is not None:
+            stored[point.key] = data
+    todo = [p for p in points if p.key not in stored]
+    total = len(points)
+    ran: list[str] = []
+
+    def on_result(index: int, result: dict[str, Any]) -> None:
+        key = todo[index].key
+        if result["checkpoint"] is not None:
+            atomic_write(out / CHECKPOINTS / f"{key}.pt", lambda f: f.write(result["checkpoint"]))
+        data = {"key": key, "rows": result["rows"]}
+        atomic_write_text(out / TASKS / f"{key}.json", json.dumps(data, indent=2) + "\n")
+        stored[key] = data
+        ran.append(key)
+        if monitor is not None:
+            monitor(len(stored), total, float(len(stored)), key)
+
+    def on_progress(units: list[float], stages: list[int]) -> None:
+        if monitor is not None:
+            running = sum(u for p, u in zip(todo, units, strict=True) if p.key not in stored)
+            monitor(len(stored), total, len(stored) + running, None)
+
+    if monitor is not None:
+        monitor(len(stored), total, float(len(stored)), None)
+    jobs = [
+        (p, cfg, train_config(cfg, p) if cfg.train.steps else None, fault[1] if fault and fault[0] == p.key else None)
+        for p in todo
+    ]
+    try:
+        run_tasks(
+            run_point,
+            jobs,
+            workers,
+            backend,
+            names=[f"sweep task {p.key}" for p in todo],
+            on_progress=on_progress,
+            on_result=on_result,
+            keep_going=True,
+            every=0.5,
+        )
+    except TaskError as e:
+        raise TaskError(f"{e}; the {len(stored)} finished tasks are stored: run the sweep again to resume") from e
+    rows = [row for p in points for row in stored[p.key]["rows"]]
+    write_results(out, config, rows)
+    return SweepResult(rows, ran, [p.key for p in points if p.key not in ran], moved)
+
+
+def write_results(out: Path, config: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """``results.json``, ``results.csv`` and ``results.png`` (:func:`skill.plots.plot_sweep`) of the rows."""
+    from skill.plots import plot_sweep
+
+    data = {"format": FORMAT, "config": config, "columns": list(COLUMNS), "rows": rows}
+    atomic_write_text(out / "results.json", json.dumps(data, indent=2) + "\n")
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    writer.writerows([row[c] for c in COLUMNS] for row in rows)
+    atomic_write_text(out / "results.csv", text.getvalue())
+    plot_sweep(rows, out / "results.png")

@@ -1,0 +1,175 @@
+"""The task backends: the same numbers on a local Ray instance as locally, retries, lost workers, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from tiny_config import TINY as TINY_TRAINING
+
+import agents
+from agents import tournament as T
+from agents.processes import Backend, BackendError, TaskError, run_tasks
+from agurk.cli import main
+from agurk_env.rules import Rules
+
+RAY = Backend("ray")
+
+
+@pytest.fixture(scope="module")
+def ray_instance():
+    """One local Ray instance with 2 CPUs for the whole module (it takes seconds to start)."""
+    ray = pytest.importorskip("ray")
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import this module
+    ray.init(num_cpus=2, logging_level=logging.WARNING)
+    yield ray
+    ray.shutdown()
+
+
+# ----------------------------------------------------------------------------- tasks of the local pool (no ray)
+
+
+def _count(path: Path) -> int:
+    """Add one to the number in ``path`` (a file); return the number before."""
+    n = int(path.read_text()) if path.is_file() else 0
+    path.write_text(str(n + 1))
+    return n
+
+
+def square_or_die(progress, x: int, marker: str) -> int:
+    """A task: ``x * x``; with a marker file, its worker process dies the first time (a lost worker)."""
+    progress(1.0, x)
+    if marker and _count(Path(marker)) == 0:
+        os._exit(3)
+    return x * x
+
+
+def always_fails(progress, x: int) -> int:
+    """A task that raises every time."""
+    raise ValueError(f"no good\n{x}")
+
+
+def test_a_lost_local_worker_is_replaced_and_its_task_retried(tmp_path: Path) -> None:
+    marker = tmp_path / "died"
+    seen: list[tuple[list[float], list[int]]] = []
+    done: list[int] = []
+    results = run_tasks(
+        square_or_die,
+        [(x, str(marker) if x == 2 else "") for x in range(5)],
+        workers=2,
+        on_progress=lambda units, stages: seen.append((units, stages)),
+        on_result=lambda i, r: done.append(i),
+    )
+    assert results == [0, 1, 4, 9, 16] and marker.read_text() == "2"  # task 2 ran twice: died, then succeeded
+    assert sorted(done) == [0, 1, 2, 3, 4]
+    assert seen[-1] == ([1.0] * 5, [0, 1, 2, 3, 4])
+
+
+def test_a_task_that_keeps_failing_is_one_line(tmp_path: Path) -> None:
+    for workers in (1, 2):
+        with pytest.raises(TaskError) as info:
+            run_tasks(always_fails, [(7,)], workers=workers, names=["the task"])
+        assert str(info.value) == "the task failed 3 times; the last time: ValueError: no good 7"
+        assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_the_local_backend_never_imports_ray() -> None:
+    code = (
+        "import sys; from agents import tournament as T; from agurk_env.rules import Rules; "
+        "T.PARALLEL_MIN_MATCHES = 0; "
+        "T.tournament(Rules.preset('standard', players=3), ['guard', 'random', 'random'], 20, 0, resamples=10, "
+        "workers=2); assert 'ray' not in sys.modules, 'ray imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_without_ray_the_ray_backend_is_one_line(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails
+    monkeypatch.delitem(sys.modules, "agents.ray_backend", raising=False)
+    monkeypatch.delattr(agents, "ray_backend", raising=False)
+    with pytest.raises(BackendError, match=r'needs ray, from the ray extra: run pip install -e "\.\[ray\]"'):
+        run_tasks(always_fails, [(1,)], backend=RAY)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["evaluate", "--agents", "guard,random,random,random", "--matches", "5", "--ray-address", "auto"],
+        ["skill-report", "--variants", "standard", "--ray-address", "auto"],
+    ],
+)
+def test_a_ray_address_needs_the_ray_backend(capsys, argv: list[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == "agurk: error: --ray-address needs --backend ray\n"
+
+
+# ----------------------------------------------------------------------------- a local Ray instance
+
+
+def _evaluate_json(tmp_path: Path, name: str, *extra: str) -> str:
+    out = tmp_path / name
+    argv = ["evaluate", "--agents", "guard,random,ducker", "--set", "players=3", "--matches", "40", "--seed", "4"]
+    assert main([*argv, "--bootstrap", "200", "--json", str(out), "-q", *extra]) == 0
+    text, timings = re.subn(r'"seconds": [0-9.]+', '"seconds": 0', out.read_text())
+    assert timings == 1  # the one field that is a timing, not a result
+    return text
+
+
+def test_evaluate_on_ray_writes_the_same_json(ray_instance, tmp_path: Path) -> None:
+    local = _evaluate_json(tmp_path, "local.json")
+    on_ray = _evaluate_json(tmp_path, "ray.json", "--backend", "ray", "--workers", "2")
+    assert on_ray == local
+    assert json.loads(local)["matches_played"] == 120
+
+
+def test_tournament_progress_on_ray(ray_instance) -> None:
+    rules = Rules.preset("standard", players=3)
+    seen: list[int] = []
+    one = T.tournament(rules, ["guard", "random", "random"], 30, seed=8, resamples=100)
+    specs = ["guard", "random", "random"]
+    two = T.tournament(rules, specs, 30, seed=8, resamples=100, backend=RAY, progress=seen.append)
+    assert [e.to_dict() for e in two.entries] == [e.to_dict() for e in one.entries]
+    assert seen and seen[-1] == 90
+
+
+def test_a_task_that_keeps_failing_on_ray_is_one_line(ray_instance) -> None:
+    with pytest.raises(TaskError, match=r"^task 0 failed 3 times; the last time: ValueError: no good 5$"):
+        run_tasks(always_fails, [(5,)], backend=RAY)
+
+
+def test_a_sweep_on_ray_with_a_failing_task_gives_the_same_table(ray_instance, tmp_path: Path, monkeypatch) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("matplotlib")
+    settings = {k: v for k, v in TINY_TRAINING.items() if k != "total_steps"}
+    config = tmp_path / "sweep.yaml"
+    sweep = {
+        "presets": ["standard"],
+        "players": [3],
+        "seeds": [0, 1],
+        "overrides": [{"limit": 10}],
+        "agents": ["random"],
+        "deals": 8,
+        "resamples": 30,
+        "train": {"steps": 300, "settings": settings},
+    }
+    config.write_text(yaml.safe_dump(sweep))
+    local, on_ray = tmp_path / "local", tmp_path / "ray"
+    assert main(["sweep", str(config), "--out", str(local), "--workers", "1", "-q"]) == 0
+    monkeypatch.setenv("AGURK_SWEEP_FAULT", "standard-3p-7c-s1-o0")  # fails once, in a Ray worker
+    assert main(["sweep", str(config), "--out", str(on_ray), "--backend", "ray", "--workers", "2", "-q"]) == 0
+    assert (on_ray / "faults" / "standard-3p-7c-s1-o0").read_text() == "1"
+    for name in ("results.json", "results.csv", "results.png"):
+        assert (on_ray / name).read_bytes() == (local / name).read_bytes(), name
+    rows = json.loads((local / "results.json").read_text())["rows"]
+    assert [(r["seed"], r["agent"]) for r in rows] == [(0, "random"), (0, "ppo"), (1, "random"), (1, "ppo")]
+    for key in ("standard-3p-7c-s0-o0", "standard-3p-7c-s1-o0"):
+        assert (on_ray / "checkpoints" / f"{key}.pt").stat().st_size > 0

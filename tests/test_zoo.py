@@ -1,0 +1,94 @@
+"""The zoo: a shipped policy per preset, small, weights only, in the wheel, playing every table size."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents import zoo
+from agents.policy import CheckpointError
+from agents.registry import AgentSpecError, make_agent
+from agurk.cli import main
+from agurk_env import engine
+from agurk_env.agent import act_seats
+from agurk_env.rules import PRESETS, Rules
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_preset_has_a_small_weights_only_policy() -> None:
+    assert zoo.available() == sorted(PRESETS)
+    for row in zoo.describe():
+        assert row["bytes"] < 1_000_000
+        assert row["decisions"] > 0
+        data = torch.load(zoo.path_of(row["preset"]), map_location="cpu", weights_only=True)
+        assert "optimizer" not in data and "pool" not in data  # exported: weights and what describes them
+        assert data["config"]["preset"] == row["preset"]  # trained under the preset it is shipped for
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_a_shipped_policy_plays_every_player_count(preset: str) -> None:
+    agent = make_agent(f"zoo:{preset}", seed=0, seat=0)
+    for players in range(2, 9):
+        rules = Rules.preset(preset, players=players, hand_size=min(Rules.preset(preset).hand_size, 52 // players))
+        state = engine.init(rules, 8, seed=players)
+        for _ in range(2 * players):  # act_seats raises on an illegal card
+            legal = engine.legal_bits(rules, state)
+            state = engine.advance(rules, engine.play(rules, state, act_seats(rules, state, legal, [agent] * players)))
+
+
+def test_zoo_plays_the_policy_of_the_preset_in_play() -> None:
+    for preset in PRESETS:
+        assert zoo.preset_of(Rules.preset(preset, players=6, hand_size=5)) == preset
+    assert zoo.preset_of(Rules.preset("standard", limit=99)) is None
+    agent = make_agent("zoo", seed=0, seat=0)
+    assert agent.policy(Rules.preset("swedish", players=3)) is agent.policy(Rules.preset("swedish"))
+    assert agent.policy(Rules.preset("swedish")) is not agent.policy(Rules.preset("standard"))
+    assert agent.policy(Rules.preset("standard", limit=99)) is agent.policy(Rules.preset(zoo.FALLBACK))
+
+
+def test_best_and_bad_zoo_specs() -> None:
+    assert make_agent("best", seed=0, seat=0).spec == "best"
+    with pytest.raises(AgentSpecError, match="no preset 'nope'"):
+        make_agent("zoo:nope", seed=0, seat=0)
+
+
+def test_export_keeps_the_weights_and_refuses_other_files(tmp_path: Path) -> None:
+    out = tmp_path / "standard.pt"
+    size = zoo.export(zoo.path_of("standard"), out)  # a shipped policy is itself a checkpoint
+    assert size == out.stat().st_size
+    a = torch.load(out, weights_only=True)
+    b = torch.load(zoo.path_of("standard"), weights_only=True)
+    assert all(torch.equal(a["model"][k], b["model"][k]) for k in b["model"])
+    (tmp_path / "junk.pt").write_text("not a checkpoint")
+    with pytest.raises(CheckpointError, match="not a checkpoint written by agurk train"):
+        zoo.export(tmp_path / "junk.pt", tmp_path / "x.pt")
+
+
+def test_zoo_command_lists_and_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["zoo"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == [f"zoo:{p}" for p in sorted(PRESETS)]
+    out = tmp_path / "p.pt"
+    args = ["zoo", "export", str(zoo.path_of("standard")), "--preset", "standard", "--out", str(out)]
+    assert main(args) == 0
+    assert main(args) == 2  # exists: refused without --force
+    assert "add --force" in capsys.readouterr().err
+    assert main([*args, "--force"]) == 0
+    assert main(["zoo", "export", str(out), "--preset", "nope", "--out", str(tmp_path / "q.pt")]) == 2
+
+
+def test_the_wheel_ships_every_policy(tmp_path: Path) -> None:
+    pip = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+    subprocess.run([*pip, "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {f"agents/zoo/{p}.pt" for p in PRESETS} <= names
+    assert "training/configs/zoo.yaml" in names
+    np.testing.assert_equal(len([n for n in names if n.startswith("agents/zoo/")]), len(PRESETS) + 1)  # + __init__
