@@ -64,9 +64,10 @@ ILLEGAL = 1e-4
 Evaluation = Literal["exact", "rollout"]
 EVALUATIONS: tuple[str, ...] = get_args(Evaluation)
 """How a world is valued: the exact solver (late in the round; policy rollouts before), or policy rollouts only."""
-Moves = Literal["greedy", "sample"]
+Moves = Literal["greedy", "sample", "mixed"]
 MOVES: tuple[str, ...] = get_args(Moves)
-"""How the policy plays in the rollouts: its most probable card, or a card drawn from it."""
+"""How every seat plays in the rollouts: the policy's most probable card, a card drawn from it, or (``mixed``,
+for comparison) pimc's network-free rollout policy (:func:`agents.pimc.rollout_action`)."""
 Tie = Literal["prior", "rollout"]
 TIES: tuple[str, ...] = get_args(Tie)
 """Exact evaluation, cards of equal best value: settled by the prior term (the lowest card if 0), or policy rollouts."""
@@ -131,6 +132,8 @@ def policy_moves(
 ) -> np.ndarray:
     """``(n,)`` the policy's card for the player to move in every game (forced cards without the network)."""
     bits = engine.legal_bits(rules, state)
+    if moves == "mixed":
+        return pimc.rollout_action(rules, bits, "mixed", rng)
     cards = engine.KTH_MEMBER[bits, 0].astype(np.int64)  # the only card where there is one
     free = np.flatnonzero(engine.SET_SIZE[bits] > 1)
     if free.size:

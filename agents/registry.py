@@ -10,7 +10,6 @@ New agent kinds plug in with :func:`register` (or an entry in :data:`AGENTS`).
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -234,29 +233,26 @@ register(
     _guided,
     "search on a trained policy (P=zoo, zoo:PRESET or a checkpoint PATH): pimc's sampled worlds weighted by how"
     " likely the opponents' plays were under the policy (belief), valued by the exact solver at most tricks=N"
-    " tricks left and before that by rollouts in which the policy plays every seat (R=greedy|sample; E=rollout:"
-    " rollouts only), plus prior=W times log pi of the own card; top=K searches the K likeliest cards, tie=rollout"
-    " settles equal exact values by rollouts; out=on charges going out in the exact values. Default worlds=16;"
-    "eval=exact;policy=zoo;belief=on;prior=0;out=on",
+    " tricks left and before that by rollouts in which the policy plays every seat (R=greedy|sample, or mixed:"
+    " pimc's rollout policy; E=rollout: rollouts only), plus prior=W times log pi of the own card; top=K searches"
+    " the K likeliest cards, tie=rollout settles equal exact values by rollouts; out=on charges going out in the"
+    " exact values. Default worlds=16;eval=exact;policy=zoo;belief=on;prior=0;out=on",
     arg="worlds=N;eval=E;policy=P;belief=on|off;prior=W;top=K;tricks=N;tie=T;rollout=R;out=on|off",
     optional=True,
 )
-BEST, BEST_WITHOUT_TORCH = "zoo", "pimc"
-"""What ``best`` plays: the strongest fair agent measured (README, "The strongest agents"), and without torch."""
+BEST = "pimc:eval=exact"
+"""What ``best`` plays: the strongest fair agent measured within its speed targets (README, "The zoo and best")."""
 
 
 def _best(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
-    """:data:`BEST` for the rules in play; :data:`BEST_WITHOUT_TORCH` where torch is not installed."""
-    if importlib.util.find_spec("torch") is None:
-        name, arg = BEST_WITHOUT_TORCH, None
-    else:
-        name, arg = parse_spec(BEST)[0].name, None
-    agent = AGENTS[name].factory(spec, arg, rng)
+    """:data:`BEST`, under the name ``best``."""
+    kind, best_arg = parse_spec(BEST)
+    agent = kind.factory(spec, best_arg, rng)
     agent.spec = spec
     return agent
 
 
-register("best", _best, f"the strongest fair agent measured: {BEST} ({BEST_WITHOUT_TORCH} without torch)")
+register("best", _best, f"the strongest fair agent measured: {BEST}")
 
 
 def known() -> str:
