@@ -182,7 +182,7 @@ GUIDED_DEFAULTS: dict[str, int | str] = {
     "tricks": "auto",
     "tie": "prior",
     "rollout": "greedy",
-    "out": "on",
+    "out": "off",
 }
 """The options of ``guided`` and their defaults."""
 
@@ -236,7 +236,7 @@ register(
     " tricks left and before that by rollouts in which the policy plays every seat (R=greedy|sample, or mixed:"
     " pimc's rollout policy; E=rollout: rollouts only), plus prior=W times log pi of the own card; top=K searches"
     " the K likeliest cards, tie=rollout settles equal exact values by rollouts; out=on charges going out in the"
-    " exact values. Default worlds=16;eval=exact;policy=zoo;belief=on;prior=0;out=on",
+    " exact values. Default worlds=16;eval=exact;policy=zoo;belief=on;prior=0;out=off",
     arg="worlds=N;eval=E;policy=P;belief=on|off;prior=W;top=K;tricks=N;tie=T;rollout=R;out=on|off",
     optional=True,
 )

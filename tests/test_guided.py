@@ -143,7 +143,7 @@ def test_exact_values_charge_going_out_on_the_solvers_line(preset: str) -> None:
     state.scores[rows, state.cur] = near
     legal = engine.legal_mask(rules, state)
     pen = np.where(legal, solver.solution(rules, state).values, 0.0)
-    charged = exact_values(rules, state, legal)[:, 0] - exact_values(rules, state, legal, going_out=False)[:, 0]
+    charged = exact_values(rules, state, legal, going_out=True)[:, 0] - exact_values(rules, state, legal)[:, 0]
     if rules.lives:
         out = (state.lives[rows, state.cur] <= 1)[:, None] & (pen > 0)
     else:
