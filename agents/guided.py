@@ -52,6 +52,7 @@ import torch
 from torch import nn
 
 from agents import pimc
+from agents.belief import ILLEGAL, concat, replay
 from agents.policy import PolicyAgent, masked_log_softmax, pad_legal
 from agents.zoo import ZooAgent
 from agurk_env import engine, solver
@@ -61,8 +62,6 @@ from agurk_env.rules import Rules
 
 BELIEF_FLOOR = 0.1
 """Belief: the share of a uniform choice among the legal cards mixed into each policy probability."""
-ILLEGAL = 1e-4
-"""Belief: the likelihood of a play that a sampled world makes illegal (it dropped a void it could not meet)."""
 
 Evaluation = Literal["exact", "rollout"]
 EVALUATIONS: tuple[str, ...] = get_args(Evaluation)
@@ -196,65 +195,6 @@ def policy_rollouts(
     return world, card, utility
 
 
-def round_start(rules: Rules, state: engine.State) -> engine.State:
-    """The games as they stood at their round's first lead: every seat's hand plus the cards it has played this round.
-
-    The round's fields are reset as a deal leaves them (no tricks, no shown voids, no round
-    penalty) and the first trick's recorded leader is to move; the match fields (scores,
-    seats in, dealer) do not change within a round. Replaying the recorded plays on it with
-    :func:`agurk_env.engine.play` gives the state back (:func:`replay`).
-    """
-    hands = state.hands + engine.cards_played(rules, state, by_seat=True)
-    first = state.trick_leader[:, 0].astype(np.int64)
-    start = engine.set_hands(rules, state, hands)
-    return start._replace(
-        void=np.zeros_like(state.void),
-        tricks=np.full_like(state.tricks, -1),
-        trick_leader=np.full_like(state.trick_leader, -1),
-        trick_winner=np.full_like(state.trick_winner, -1),
-        round_penalty=np.zeros_like(state.round_penalty),
-        trick_no=np.zeros_like(state.trick_no),
-        npos=np.zeros_like(state.npos),
-        cur=np.where(first >= 0, first, state.cur),
-        locked=np.zeros_like(state.locked),
-    )
-
-
-def replay(
-    rules: Rules, state: engine.State, visit: Callable[[engine.State, np.ndarray, np.ndarray], None] | None = None
-) -> engine.State:
-    """Replay this round's recorded plays from :func:`round_start`; the state reached (the games' own positions).
-
-    ``visit(before, rows, cards)`` is called before each step with the state of the games
-    still replaying (``rows`` of ``state``) and the cards about to be played.
-    """
-    count = (state.tricks >= 0).sum((1, 2))
-    st, rows = round_start(rules, state), np.arange(state.batch)
-    done: list[tuple[np.ndarray, engine.State]] = []
-    for t in range(int(count.max(initial=0))):
-        live = count[rows] > t
-        if not live.all():
-            done.append((rows[~live], st.take(np.flatnonzero(~live))))
-            st, rows = st.take(np.flatnonzero(live)), rows[live]
-        cards = state.tricks[rows, st.trick_no, st.cur].astype(np.int64)
-        if visit is not None:
-            visit(st, rows, cards)
-        st = engine.play(rules, st, cards)
-    done.append((rows, st))
-    order = np.argsort(np.concatenate([r for r, _ in done]), kind="stable")
-    parts = [s for _, s in done]
-    if len(parts) == 1:
-        return parts[0].take(order)
-    return _concat(parts).take(order)
-
-
-def _concat(states: list[engine.State]) -> engine.State:
-    """The games of several states (same rules) as one state, in order."""
-    first = states[0]
-    arrays = {k: np.concatenate([getattr(s, k) for s in states]) for k, v in first._asdict().items() if np.ndim(v)}
-    return first._replace(**arrays)
-
-
 def belief_weights(
     rules: Rules, net: nn.Module, worlds: engine.State, per_game: int, floor: float = BELIEF_FLOOR
 ) -> np.ndarray:
@@ -283,7 +223,7 @@ def belief_weights(
         rows, cards, bits = (np.concatenate([s[i] for s in seen]) for i in (2, 3, 4))
         offsets = np.cumsum([0] + [s[0].batch for s in seen[:-1]])
         at = np.concatenate([s[1] + offset for s, offset in zip(seen, offsets, strict=True)])
-        states = _concat([s[0] for s in seen]).take(at)  # one copy of the positions judged, not one per step
+        states = concat([s[0] for s in seen]).take(at)  # one copy of the positions judged, not one per step
         logp = log_probs(net, observe(rules, states), engine.unpack(bits, rules.num_actions))
         p = np.exp(logp[np.arange(rows.size), cards])
         q = (1 - floor) * p + floor / engine.SET_SIZE[bits]

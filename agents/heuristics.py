@@ -47,10 +47,14 @@ class Table:
 
 def table(rules: Rules, d: Decision) -> Table:
     """Compute the shared :class:`Table` from a decision's public state (every rule fact asked of the engine)."""
-    st = d.public
+    return table_of(rules, d.public, d.hand)
+
+
+def table_of(rules: Rules, st: engine.State, hand: np.ndarray) -> Table:
+    """The :class:`Table` of the player to move in each game of ``st``, holding ``hand`` (reads public fields only)."""
     a, h = rules.num_actions, rules.hand_size
     strength, points = engine.card_values(rules, st)
-    hand = d.hand.astype(np.int64)
+    hand = hand.astype(np.int64)
     unseen = engine.tables(rules).in_deck - hand - engine.cards_played(rules, st)
     takes = engine.takes_trick(rules, st)
     opponent_cards = engine.cards_left(rules, st).sum(1) - hand.sum(1)

@@ -21,6 +21,12 @@ candidate cards run as one batch. A world is valued one of two ways (``evaluatio
   positions with more than :data:`EXACT_TRICKS` tricks left (the ``tricks`` option
   overrides it) fall back to the rollouts, game by game.
 
+The worlds are drawn uniformly among the deals consistent with what is public
+(``belief="off"``), or (``belief="models"``) ``worlds`` of them are resampled from ``pool``
+uniform ones in proportion to how likely the opponents' plays of this round were in each,
+under a mixture of heuristic player types (:func:`agents.belief.model_weights`): the
+worlds in which the other players' cards explain how they played weigh more.
+
 The oracle reads the hidden hands: it values the true deal instead of sampled ones, a
 cheating upper reference for measuring skill, never a fair opponent. By default it is
 exact (a card of least solver value on the true deal, one world per game, ties by
@@ -35,6 +41,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
+from agents import belief as beliefs
 from agurk_env import engine, solver
 from agurk_env.agent import Decision
 from agurk_env.rules import Rules
@@ -65,6 +72,9 @@ ROLLOUTS: tuple[str, ...] = get_args(Rollout)
 Evaluation = Literal["rollout", "exact"]
 EVALUATIONS: tuple[str, ...] = get_args(Evaluation)
 """How a world is valued: rollouts on the engine, or the exact round solver."""
+Belief = Literal["off", "models"]
+BELIEFS: tuple[str, ...] = get_args(Belief)
+"""How the worlds are drawn: uniformly among the consistent deals, or resampled by the heuristic player models."""
 Tie = Literal["rollout", "lowest"]
 TIES: tuple[str, ...] = get_args(Tie)
 """How exact evaluation settles cards of equal best utility: by rollouts among them, or the lowest card."""
@@ -114,28 +124,28 @@ def sample_worlds(rules: Rules, public: engine.State, worlds: int, rng: np.rando
     d = sp.deck.size
     ends = np.cumsum(unseen, axis=1)  # (k, A)
     cards = (np.arange(d)[None, None, :] >= ends[:, :, None]).sum(1)  # (k, D): card of each unseen slot
-    cards = np.where(np.arange(d)[None, :] < ends[:, -1:], cards, -1)
+    cards = np.where(np.arange(d)[None, :] < ends[:, -1:], cards, -1).astype(np.int8)  # small types: faster below
 
     n = k * worlds
     game = np.repeat(rows_k, worlds)
     cards, need, void = cards[game], need[game], public.void[game]
     order = np.argsort(-engine.SET_SIZE[void & ((1 << a) - 1)], axis=1, kind="stable")  # most constrained first
-    keys = rng.random((n, d))
+    cards = np.take_along_axis(cards, np.argsort(rng.random((n, d)), axis=1), axis=1)  # each world's random order
     taken = cards < 0
+    safe = np.maximum(cards, 0)
     hands = np.zeros((n, p, a), np.int64)
     rows = np.arange(n)
-    for j in range(p):
+    slot = rows[:, None] * a + safe  # (world, card) of each slot, for the counts
+    for j in range(p):  # each seat takes the first cards it may hold, in the world's order
         seat = order[:, j]
         want = need[rows, seat]
         free = ~taken
-        allowed = free & ((void[rows, seat][:, None] >> np.maximum(cards, 0)) & 1 == 0)
+        allowed = free & ((void[rows, seat][:, None] >> safe) & 1 == 0)
         short = allowed.sum(1) < want
         allowed[short] = free[short]
-        key = np.where(allowed, keys, np.inf)
-        cut = np.sort(key, axis=1)[rows, np.maximum(want - 1, 0)]
-        chosen = allowed & (key <= cut[:, None]) & (want > 0)[:, None]
+        chosen = allowed & (np.cumsum(allowed, axis=1, dtype=np.int8) <= want[:, None])
         taken |= chosen
-        got = np.bincount((rows[:, None] * a + np.maximum(cards, 0))[chosen], minlength=n * a).reshape(n, a)
+        got = np.bincount(slot[chosen], minlength=n * a).reshape(n, a)
         hands[rows, seat] += got
     base = public.take(game)
     hands[rows, mover[game]] = own[game]
@@ -222,7 +232,8 @@ class PIMC:
     :func:`exact_tricks`), and ``tie`` settles the cards of equal best exact utility:
     ``"lowest"`` plays the lowest of them in action order (the solver's own tie-break), and
     ``"rollout"`` the one of best mean rollout utility (:func:`rollout_utility`) in the same
-    worlds, the tied cards only. ``counts`` tallies the games valued each way (``exact``,
+    worlds, the tied cards only. ``belief`` (``"off"`` or ``"models"``) and ``pool`` say how
+    the worlds are drawn (see the module docstring). ``counts`` tallies the games valued each way (``exact``,
     ``rollout``) and those among the exact ones whose tie was rolled out (``tie``).
     """
 
@@ -237,6 +248,8 @@ class PIMC:
         evaluation: Evaluation = "rollout",
         tricks: int | None = None,
         tie: Tie = "rollout",
+        belief: Belief = "off",
+        pool: int = 64,
     ) -> None:
         if worlds < 1:
             raise ValueError(f"worlds must be >= 1, not {worlds}")
@@ -248,8 +261,12 @@ class PIMC:
             raise ValueError(f"tricks must be >= 1, not {tricks}")
         if tie not in TIES:
             raise ValueError(f"tie must be one of {', '.join(TIES)}, not {tie!r}")
+        if belief not in BELIEFS:
+            raise ValueError(f"belief must be one of {', '.join(BELIEFS)}, not {belief!r}")
+        if pool < 1:
+            raise ValueError(f"pool must be >= 1, not {pool}")
         self.rng, self.worlds, self.rollout, self.spec = rng, worlds, rollout, spec
-        self.evaluation, self.tricks, self.tie = evaluation, tricks, tie
+        self.evaluation, self.tricks, self.tie, self.belief, self.pool = evaluation, tricks, tie, belief, pool
         self.counts = {"exact": 0, "rollout": 0, "tie": 0}
 
     def _exact_games(self, d: Decision) -> np.ndarray:
@@ -260,8 +277,13 @@ class PIMC:
         return d.hand.sum(1) <= limit  # the mover has not played this trick: its cards are the tricks left
 
     def _worlds(self, d: Decision, exact: np.ndarray) -> tuple[engine.State, np.ndarray]:
-        """The worlds of every game (game-major, ``per_game[g]`` each; here ``worlds`` sampled ones)."""
-        return sample_worlds(d.rules, d.public, self.worlds, self.rng), np.full(len(d), self.worlds)
+        """The worlds of every game (game-major, ``worlds`` each): sampled, or resampled from ``pool`` by the belief."""
+        per_game = np.full(len(d), self.worlds)
+        if self.belief == "off":
+            return sample_worlds(d.rules, d.public, self.worlds, self.rng), per_game
+        pool = sample_worlds(d.rules, d.public, self.pool, self.rng)
+        pick = beliefs.resample(beliefs.model_weights(d.rules, pool, self.pool), self.worlds, self.rng)
+        return pool.take((np.arange(len(d))[:, None] * self.pool + pick).ravel()), per_game
 
     def _tie_worlds(self, worlds: engine.State) -> engine.State:
         """The worlds of the rollout tie-break, from a game's exact worlds: the same ones."""

@@ -88,6 +88,7 @@ def _pimc(cls: type[PIMC], defaults: dict[str, int | str]) -> AgentFactory:
                 evaluation=str(options["eval"]),
                 tricks=None if tricks == "auto" else int(tricks),
                 tie=str(options["tie"]),
+                **{key: options[key] for key in ("belief", "pool") if key in options},
             )
         except ValueError as err:
             raise AgentSpecError(f"agent {spec!r}: {err}") from None
@@ -109,12 +110,24 @@ register(
 _AUTO = f"auto: {EXACT_TRICKS['last_trick']}, {EXACT_TRICKS['every_trick']} with every-trick scoring"
 register(
     "pimc",
-    _pimc(PIMC, {"worlds": 16, "rollout": "mixed", "eval": "rollout", "tricks": "auto", "tie": "rollout"}),
+    _pimc(
+        PIMC,
+        {
+            "worlds": 16,
+            "rollout": "mixed",
+            "eval": "rollout",
+            "tricks": "auto",
+            "tie": "rollout",
+            "belief": "off",
+            "pool": 64,
+        },
+    ),
     "search: samples deals consistent with what is public, values every legal card in each by a rollout"
     " (E=rollout; R=shed|random|mixed) or the exact round solver (E=exact: ties between best cards by rollouts,"
-    f" T=lowest: the lowest card; rollouts above tricks=N tricks left, {_AUTO}). Default worlds=16;rollout=mixed;"
-    "eval=rollout",
-    arg="worlds=N;rollout=R;eval=E;tricks=N;tie=T",
+    f" T=lowest: the lowest card; rollouts above tricks=N tricks left, {_AUTO}); belief=models draws the worlds"
+    " from pool=N sampled ones by how well the heuristic player types explain the opponents' plays this round."
+    " Options are separated by ';'. Default worlds=16;rollout=mixed;eval=rollout;belief=off;pool=64",
+    arg="worlds=N;rollout=R;eval=E;tricks=N;tie=T;belief=B;pool=N",
     optional=True,
 )
 register(

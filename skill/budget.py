@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from agents.heuristics import DESCRIPTIONS
-from agents.registry import STRONGEST_HEURISTIC
+from agents.registry import BEST, STRONGEST_HEURISTIC
 from agurk_env.rules import PRESETS
 from training.config import config_to_dict, load_config, packaged_config
 
@@ -76,12 +76,12 @@ def quickstart_settings() -> dict[str, Any]:
 
 
 def ladder(budget: Budget, policy_spec: str | None = None) -> list[str]:
-    """The agent ladder: random, every heuristic, PIMC at each world count, the learned agent, the oracle.
+    """The ladder: random, every heuristic, PIMC at each world count, ``best``'s search, the learned agent, the oracle.
 
     ``policy_spec`` is the learned agent's spec; ``None`` names it by its label (``ppo`` or ``zoo``).
     """
     learned = POLICY_LABEL[budget.policy] if policy_spec is None else policy_spec
-    return [RANDOM, *DESCRIPTIONS, *(f"pimc:worlds={w}" for w in budget.worlds), learned, ORACLE]
+    return [RANDOM, *DESCRIPTIONS, *(f"pimc:worlds={w}" for w in budget.worlds), BEST, learned, ORACLE]
 
 
 def match_cost(spec: str) -> float:

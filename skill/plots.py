@@ -1,4 +1,4 @@
-"""The PNG plots: the skill report's relative skill and ladder win rates, the atlas's heatmaps, a sweep's win rates."""
+"""The PNG plots: the skill report's relative skill and ladder, the atlas's heatmaps, sweeps, learning curves."""
 
 from __future__ import annotations
 
@@ -138,6 +138,25 @@ def plot_heatmaps(path: Path, title: str, players: list[int], hands: list[int], 
             bar.ax.yaxis.set_minor_locator(NullLocator())
             bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
     fig.suptitle(title, fontsize="medium")
+    fig.tight_layout()
+    fig.savefig(path, **_SAVE)
+    plt.close(fig)
+
+
+def plot_curve(curve: dict[str, Any], path: Path) -> None:
+    """``curve.png``: the focal win rate of each kept checkpoint by wall time, one line per opponent, 95% intervals."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for opponent in dict.fromkeys(p["opponent"] for p in curve["points"]):
+        points = [p for p in curve["points"] if p["opponent"] == opponent]
+        minutes = np.array([p["wall_seconds"] / 60 for p in points])
+        values, err = _errors([p["win_rate"] for p in points], [p["win_rate_ci"] for p in points], cap=1.0)
+        ax.errorbar(minutes, values, yerr=err, fmt="o-", capsize=3, label=f"vs {curve['players'] - 1} x {opponent}")
+    ax.axhline(1 / curve["players"], color="grey", lw=0.8, ls="--", label="fair share")
+    ax.set_xlabel("training wall time (minutes)")
+    ax.set_ylabel("win rate (95% interval)")
+    ax.set_title(f"Learning curve: {curve['deals']} duplicate deals per point, seed {curve['seed']}", fontsize="medium")
+    ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
     fig.savefig(path, **_SAVE)
     plt.close(fig)

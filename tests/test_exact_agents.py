@@ -154,7 +154,7 @@ def test_registry_builds_the_exact_agents() -> None:
     assert make_agent("pimc:eval=exact;tie=lowest", 0, 0).tie == "lowest"
     assert make_agent("pimc:tricks=auto", 0, 0).tricks is None
     lines = {line.split()[0]: line for line in describe()}
-    assert "E=exact" in lines["pimc[:worlds=N;rollout=R;eval=E;tricks=N;tie=T]"]
+    assert "E=exact" in lines["pimc[:worlds=N;rollout=R;eval=E;tricks=N;tie=T;belief=B;pool=N]"]
     assert "CHEATING" in lines["oracle[:eval=E;worlds=N;rollout=R;tricks=N;tie=T]"]
 
 

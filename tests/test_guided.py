@@ -19,7 +19,8 @@ import torch
 from torch import nn
 
 from agents import pimc
-from agents.guided import BELIEF_FLOOR, Guided, belief_weights, exact_values, policy_moves, replay, round_start
+from agents.belief import replay, round_start
+from agents.guided import BELIEF_FLOOR, Guided, belief_weights, exact_values, policy_moves
 from agents.pimc import Oracle, sample_worlds
 from agents.registry import AgentSpecError, describe, make_agent
 from agurk_env import engine, solver

@@ -33,7 +33,7 @@ def test_report_files_and_json_schema(reports: tuple[dict, Path, Path]) -> None:
     assert json.loads((out / "report.json").read_text()) == report
     assert (report["seed"], report["budget"], report["players"], report["field"]) == (7, "tiny", 4, "guard")
     assert {v["preset"] for v in report["variants"]} == {"standard", "every_trick"}
-    ladder = ["random", "shed", "guard", "counter", "ducker", "pimc:worlds=1", "pimc:worlds=2", "ppo", "oracle"]
+    ladder = ["random", "shed", "guard", "counter", "ducker", "pimc:worlds=1", "pimc:worlds=2", "pimc:eval=exact", "ppo", "oracle"]
     assert report["ladder"] == ladder
     for v in report["variants"]:
         for key in CI_KEYS:
@@ -59,7 +59,7 @@ def test_csv_and_markdown_carry_the_json_numbers(reports: tuple[dict, Path, Path
         assert float(row["rs_win"]) == pytest.approx(v["rs_win"], rel=1e-5)
         assert float(row["upset_rate_high"]) == pytest.approx(v["upset_rate_ci"][1], rel=1e-5)
     ladder = list(csv.DictReader((out / "ladder.csv").open()))
-    assert len(ladder) == 2 * 9
+    assert len(ladder) == 2 * 10
     md = (out / "report.md").read_text()
     top = report["variants"][0]
     assert f"| 1 | {top['preset']} | {top['rs_win']:.2f} [" in md

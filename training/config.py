@@ -148,6 +148,8 @@ class Config:
     """Learner decisions between ``latest`` checkpoints besides the evaluations (``0``: at evaluations only)."""
     checkpoint_minutes: float = 0.0
     """Minutes of wall time between ``latest`` checkpoints besides the others (``0``: none by time)."""
+    keep_checkpoints: bool = False
+    """Keep a copy of every ``latest`` save as ``checkpoints/step-STEP.pt``, listed in ``checkpoints/kept.csv``."""
     sb3_n_steps: int = 28
     """``algo: sb3`` only: MaskablePPO's ``n_steps`` per game."""
     pool: PoolConfig = field(default_factory=PoolConfig)

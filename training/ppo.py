@@ -49,6 +49,7 @@ network, which is all that ``PolicyAgent`` (``ppo:PATH``) and the snapshots load
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -613,7 +614,7 @@ class FastTrainer:
             try:
                 self.learner.restore(resume)
             except (KeyError, ValueError, RuntimeError) as e:
-                reason = " ".join(str(e).split())[:160]
+                reason = textwrap.shorten(str(e), 160, placeholder=" ...")  # whole words
                 raise CheckpointError(f"the checkpoint does not fit this config ({reason})") from None
 
     @property

@@ -6,6 +6,8 @@ Layout of a run folder (the same for ``algo: fast`` and ``algo: sb3``)::
     RUN/events.out.tfevents.*    TensorBoard scalars (tensorboard --logdir RUN)
     RUN/checkpoints/latest.pt    the latest network, optimizer and counters (written atomically)
     RUN/checkpoints/best.pt      the checkpoint with the best evaluation against the heuristics
+    RUN/checkpoints/step-*.pt    with ``keep_checkpoints``: a copy of every ``latest.pt`` save
+    RUN/checkpoints/kept.csv     with ``keep_checkpoints``: step, training and wall seconds of each copy
     RUN/eval.json                the last evaluation (duplicate-deal tournament, 95% intervals)
 
 An evaluation is ``agurk evaluate``'s tournament (:func:`agents.tournament.tournament`)
@@ -41,6 +43,8 @@ from training.checkpoint import atomic_copy, atomic_write_text
 from training.config import Config, ConfigError, config_from_dict, config_to_dict, dump_config, load_config
 
 CHECKPOINTS = "checkpoints"
+KEPT = "kept.csv"
+"""The list of kept checkpoints in ``checkpoints/`` (``keep_checkpoints``): ``step,train_seconds,wall_seconds,file``."""
 STABLE_SCALARS = (
     "charts/SPS",
     "charts/learning_rate",
@@ -94,6 +98,24 @@ class Run:
     def best(self) -> Path:
         """``checkpoints/best.pt``."""
         return self.folder / CHECKPOINTS / "best.pt"
+
+    def kept_seconds(self) -> tuple[float, float]:
+        """Training and wall seconds of the last kept checkpoint (``(0, 0)`` if none): a resumed run counts on."""
+        rows = read_kept(self.folder)
+        return (rows[-1]["train_seconds"], rows[-1]["wall_seconds"]) if rows else (0.0, 0.0)
+
+    def keep(self, step: int, train_seconds: float, wall_seconds: float) -> None:
+        """Copy ``latest.pt`` to ``step-STEP.pt`` and list it in ``kept.csv`` (once per step)."""
+        name = f"step-{step:010d}.pt"
+        atomic_copy(self.latest, self.folder / CHECKPOINTS / name)
+        rows = read_kept(self.folder)
+        if rows and rows[-1]["step"] == step:
+            return
+        lines = ["step,train_seconds,wall_seconds,file"] + [
+            f"{r['step']},{r['train_seconds']:.3f},{r['wall_seconds']:.3f},{r['file']}" for r in rows
+        ]
+        lines.append(f"{step},{train_seconds:.3f},{wall_seconds:.3f},{name}")
+        atomic_write_text(self.folder / CHECKPOINTS / KEPT, "\n".join(lines) + "\n")
 
     def log(self, scalars: dict[str, float], step: int) -> None:
         """Write scalars at ``step`` (NaNs are skipped)."""
@@ -164,6 +186,18 @@ class Run:
         """Flush and close the TensorBoard writer."""
         self.writer.flush()
         self.writer.close()
+
+
+def read_kept(folder: str | Path) -> list[dict[str, Any]]:
+    """The kept checkpoints of a run folder (``checkpoints/kept.csv``), in step order; ``[]`` if none."""
+    path = Path(folder) / CHECKPOINTS / KEPT
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+        step, train, wall, name = line.split(",")
+        rows.append({"step": int(step), "train_seconds": float(train), "wall_seconds": float(wall), "file": name})
+    return rows
 
 
 def eval_text(summary: dict[str, Any] | None, short: bool = False) -> str:
@@ -575,7 +609,8 @@ class Schedule:
         self.seconds = 0.0
         self.steps = 0
         self.saved_step: int | None = None
-        self.last_save = time.monotonic()
+        self.last_save = self.started = time.monotonic()
+        self.kept_train, self.kept_wall = run.kept_seconds() if cfg.keep_checkpoints else (0.0, 0.0)
         self.next_eval = (start_step // cfg.eval.every + 1) * cfg.eval.every if cfg.eval.every else None
         every = cfg.checkpoint_every
         self.next_checkpoint = (start_step // every + 1) * every if every else None
@@ -586,6 +621,9 @@ class Schedule:
             self.trainer.save(self.run.latest, self.best_score)
             self.saved_step = self.trainer.global_step
             self.last_save = time.monotonic()
+            if self.run.cfg.keep_checkpoints:
+                wall = self.kept_wall + self.last_save - self.started
+                self.run.keep(self.saved_step, self.kept_train + self.seconds, wall)
 
     def checkpoint_due(self, step: int) -> bool:
         """Whether ``checkpoint_every`` decisions or ``checkpoint_minutes`` have passed since the last one."""

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from agurk.cli import (
     agents,
     bench,
+    curve,
     evaluate,
     exploitability,
     play,
@@ -63,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=Parser)
-    commands = (simulate, evaluate, skill_report, sweep, exploitability, agents, zoo, rules, train, play, replay, bench)
+    commands = (
+        simulate, evaluate, skill_report, sweep, exploitability, agents, zoo, rules, train, curve, play, replay, bench
+    )
     for command in commands:
         command.add_parser(sub)
     return parser

@@ -36,7 +36,8 @@ def add_parser(sub: Any) -> None:
         formatter_class=Formatter,
         description=(
             "For each variant (a rule preset), an agent ladder (random, every heuristic, PIMC at two\n"
-            "world counts, a PPO agent trained for the variant, and the oracle, which sees every card)\n"
+            "world counts, PIMC on the exact solver (best's search), a PPO agent trained for the variant\n"
+            "or its shipped policy, and the oracle, which sees every card)\n"
             "plays focal-vs-field: each agent takes one seat against copies of the strongest heuristic\n"
             "(guard), on the same duplicate deals, rotated through every seat. Per variant, with 95%\n"
             "bootstrap intervals over deals: relative skill RS = (R_best - R_random) / (R_oracle -\n"

@@ -1,0 +1,131 @@
+"""``agurk curve RUN``: a training run's learning curve, each kept checkpoint against fields of each opponent."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agurk.cli.common import (
+    PROG,
+    CliError,
+    Formatter,
+    add_backend_options,
+    backend_of,
+    positive,
+    require_rl,
+    stderr_console,
+    task_errors,
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``agurk curve`` on the subcommands ``sub``."""
+    p = sub.add_parser(
+        "curve",
+        help="learning curve of a run: its kept checkpoints against each opponent, by wall time",
+        formatter_class=Formatter,
+        description=(
+            "Plays every kept checkpoint of a run trained with keep_checkpoints: true (listed in\n"
+            "RUN/checkpoints/kept.csv with the training and wall seconds of its save) as the focal\n"
+            "entry of a duplicate-deal tournament against copies of each --against opponent, on the\n"
+            "same deals for every checkpoint (agurk evaluate's tournament, 95% bootstrap intervals).\n"
+            "Writes curve.json, curve.csv and curve.png (win rate by wall time, one line per\n"
+            "opponent) into --out."
+        ),
+        epilog=(
+            "examples:\n"
+            "  agurk train configs/quickstart.yaml --set keep_checkpoints=true --set checkpoint_minutes=1 \\\n"
+            "      --out runs/qs\n"
+            "  agurk curve runs/qs --against guard,pimc --deals 200"
+        ),
+    )
+    p.add_argument("run", metavar="RUN", help="a run folder trained with keep_checkpoints: true")
+    p.add_argument(
+        "--against",
+        metavar="SPEC[,SPEC...]",
+        default="guard",
+        help="opponent specs, one curve each, every other seat a copy (default: guard)",
+    )
+    p.add_argument("--deals", metavar="D", type=int, default=200, help="duplicate deals per point (default: 200)")
+    p.add_argument("--seed", metavar="S", type=int, default=1, help="seed of the deals and agents (default: 1)")
+    p.add_argument(
+        "--players", metavar="N", type=int, default=None, help="table size (default: the run's first player count)"
+    )
+    p.add_argument(
+        "--workers",
+        metavar="W",
+        type=int,
+        default=None,
+        help="worker processes per tournament (> 0; default: the CPU count, at most 4)",
+    )
+    add_backend_options(p)
+    p.add_argument("--out", metavar="DIR", default=None, help="output folder, new or empty (default: RUN/curve)")
+    p.add_argument("--force", action="store_true", help="write into a --out folder that is not empty")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate the kept checkpoints and write the curve files."""
+    positive("--deals", args.deals)
+    positive("--workers", args.workers)
+    if args.seed < 0:
+        raise CliError(f"--seed must be >= 0, not {args.seed}")
+    require_rl("agurk curve", (("torch", "torch"),))
+    backend = backend_of(args)
+    workers = args.workers or max(1, min(os.cpu_count() or 1, 4))
+    folder = Path(args.run)
+    if not (folder / "config.yaml").is_file():
+        raise CliError(f"{args.run!r} is not a run folder (no config.yaml)")
+    out = Path(args.out) if args.out is not None else folder / "curve"
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
+        raise CliError(f"--out {str(out)!r} is not empty: choose another folder or add --force")
+
+    from agents.registry import AgentSpecError, make_agents
+    from skill.curve import CurveError, curve_rules, kept_checkpoints, learning_curve, write_curve
+    from training.config import ConfigError
+
+    opponents = [s.strip() for s in args.against.split(",") if s.strip()]
+    if not opponents:
+        raise CliError("--against needs at least one agent spec")
+    try:
+        rules = curve_rules(folder, args.players)
+        rows = kept_checkpoints(folder)
+        for spec in opponents:
+            make_agents(spec, rules.players, args.seed)
+    except (CurveError, ConfigError, AgentSpecError, ValueError) as e:
+        raise CliError(str(e)) from None
+    console = stderr_console()
+    total, start = len(rows) * len(opponents), time.perf_counter()
+    done = 0
+
+    def on_point(point: dict[str, Any]) -> None:
+        nonlocal done
+        done += 1
+        if not args.quiet:
+            low, high = point["win_rate_ci"]
+            console.print(
+                f"[{done}/{total}] step {point['step']:,} ({point['wall_seconds'] / 60:.1f} min) vs "
+                f"{point['opponent']}: win rate {point['win_rate']:.3f} [{low:.3f}, {high:.3f}] "
+                f"({time.perf_counter() - start:.0f} s)",
+                highlight=False,
+            )
+
+    try:
+        with task_errors():
+            curve = learning_curve(
+                folder, opponents, args.deals, args.seed, rules.players, workers, backend, on_point
+            )
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    try:
+        write_curve(curve, out)
+    except OSError as e:
+        raise CliError(f"cannot write --out {str(out)!r}: {e.strerror or e}") from None
+    console.print(f"wrote {out / 'curve.png'}, curve.json and curve.csv ({time.perf_counter() - start:.0f} s)")
+    return 0
