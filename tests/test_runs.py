@@ -325,6 +325,28 @@ def test_out_on_a_used_folder_is_refused_and_force_moves_it_aside(
     assert "it holds the current folder" in one_error_line(capsys.readouterr().err)
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="run folders are locked with fcntl")
+def test_a_run_folder_in_use_is_refused_and_left_untouched(
+    tmp_path: Path, run_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from training.run import lock_run
+
+    config = write_config(tmp_path, TINY)
+    before = {p: p.read_bytes() for p in run_copy.rglob("*") if p.is_file() and p.name != ".lock"}
+    held = lock_run(run_copy)  # as a training process holds it
+    try:
+        assert main(["train", "--resume", str(run_copy), "--set", "total_steps=3000", "-q"]) == 2
+        line = one_error_line(capsys.readouterr().err)
+        assert f"is in use by another agurk train (process {os.getpid()})" in line
+        assert main(["train", str(config), "--out", str(run_copy), "--force", "-q"]) == 2
+        assert "another agurk train is writing to it" in one_error_line(capsys.readouterr().err)
+        after = {p: p.read_bytes() for p in run_copy.rglob("*") if p.is_file() and p.name != ".lock"}
+        assert after == before
+    finally:
+        held.close()
+    assert main(["train", "--resume", str(run_copy), "--set", "total_steps=3000", "-q"]) == 0
+
+
 def test_default_out_never_collides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import training.run
 

@@ -33,7 +33,18 @@ def test_report_files_and_json_schema(reports: tuple[dict, Path, Path]) -> None:
     assert json.loads((out / "report.json").read_text()) == report
     assert (report["seed"], report["budget"], report["players"], report["field"]) == (7, "tiny", 4, "guard")
     assert {v["preset"] for v in report["variants"]} == {"standard", "every_trick"}
-    ladder = ["random", "shed", "guard", "counter", "ducker", "pimc:worlds=1", "pimc:worlds=2", "pimc:eval=exact", "ppo", "oracle"]
+    ladder = [
+        "random",
+        "shed",
+        "guard",
+        "counter",
+        "ducker",
+        "pimc:worlds=1",
+        "pimc:worlds=2",
+        "pimc:eval=exact",
+        "ppo",
+        "oracle",
+    ]
     assert report["ladder"] == ladder
     for v in report["variants"]:
         for key in CI_KEYS:

@@ -36,7 +36,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: run folders are not locked there
+    fcntl = None  # type: ignore[assignment]
 
 from agents.policy import CheckpointError, load_checkpoint
 from training.checkpoint import atomic_copy, atomic_write_text
@@ -81,6 +86,7 @@ class Run:
         self.cfg = cfg
         try:
             (self.folder / CHECKPOINTS).mkdir(parents=True, exist_ok=True)
+            self._lock = lock_run(self.folder)  # before anything is written: a second run changes nothing
             atomic_write_text(self.folder / "config.yaml", dump_config(cfg))
         except OSError as e:
             raise ConfigError(f"cannot write the run folder {str(self.folder)!r}: {e.strerror or e}") from None
@@ -183,9 +189,51 @@ class Run:
         return False
 
     def close(self) -> None:
-        """Flush and close the TensorBoard writer."""
+        """Flush and close the TensorBoard writer; let the folder go (:func:`lock_run`)."""
         self.writer.flush()
         self.writer.close()
+        if self._lock is not None:
+            self._lock.close()
+
+
+LOCK = ".lock"
+"""The file a training run holds locked in its folder (with its process id), so that no second run writes there."""
+
+
+def lock_run(folder: Path) -> IO[str] | None:
+    """Lock ``folder`` for this process (``fcntl.flock``; held until the returned file is closed).
+
+    :class:`RunFolderError` when another process holds it: two runs in one folder would
+    overwrite each other's checkpoints. ``None`` where the platform has no ``fcntl``.
+    """
+    if fcntl is None:
+        return None
+    handle = (folder / LOCK).open("a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        pid = handle.read().strip() or "?"
+        handle.close()
+        raise RunFolderError(
+            f"the run folder {str(folder)!r} is in use by another agurk train (process {pid}); wait for it to end"
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
+
+
+def run_in_use(folder: Path) -> bool:
+    """Whether another process holds ``folder``'s lock (:func:`lock_run`)."""
+    if fcntl is None or not (folder / LOCK).is_file():
+        return False
+    try:
+        lock_run(folder).close()  # type: ignore[union-attr]
+    except RunFolderError:
+        return True
+    return False
 
 
 def read_kept(folder: str | Path) -> list[dict[str, Any]]:
@@ -491,6 +539,8 @@ def claim_out(out: Path, force: bool = False, resume: str | None = None) -> str 
         )
     if out.resolve() in (Path.cwd(), *Path.cwd().parents):
         raise RunFolderError(f"--force will not move {str(out)!r} aside: it holds the current folder")
+    if run_in_use(out):
+        raise RunFolderError(f"--force will not move {str(out)!r} aside: another agurk train is writing to it")
     target = _fresh(out.with_name(f"{out.name}.old-{time.strftime('%Y%m%d-%H%M%S')}"))
     try:
         out.rename(target)

@@ -129,7 +129,7 @@ def _train(args: argparse.Namespace, signals: Signals) -> int:
     mode = "off" if args.quiet else "bar" if console.is_terminal else "lines"
     try:
         summary = execute(cfg, out, resume.data if resume else None, console, mode, signals)
-    except (ConfigError, CheckpointError) as e:
+    except (ConfigError, CheckpointError, RunFolderError) as e:
         raise CliError(str(e)) from None
     steps = summary["global_step"] - summary["start_step"]
     line = (
