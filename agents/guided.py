@@ -362,12 +362,9 @@ class Guided:
         leaf: int | None,
     ) -> np.ndarray:
         """``(k, A)`` weighted mean policy-rollout utility of the candidate cards; -inf elsewhere."""
-        k, a = cand.shape
         w = weights.shape[1]
         world, card, value = policy_rollouts(rules, net, worlds, np.repeat(cand, w, axis=0), self.moves, self.rng, leaf)
-        slot = (world // w) * a + card
-        total = np.bincount(slot, weights=value * weights.ravel()[world], minlength=k * a).reshape(k, a)
-        return np.where(cand, total, -np.inf)
+        return np.where(cand, pimc.card_means(world, card, value, cand.shape, w, weights), -np.inf)
 
     def _exact(
         self,

@@ -188,13 +188,31 @@ def rollout_utility(
     rules: Rules, worlds: engine.State, legal: np.ndarray, policy: Rollout, rng: np.random.Generator
 ) -> np.ndarray:
     """``(k, A)`` mean rollout utility (:func:`evaluate`) of each legal card over the game's worlds; -inf if illegal."""
-    k, a = legal.shape
-    per_game = worlds.batch // k
+    per_game = worlds.batch // legal.shape[0]
     world, card, utility = evaluate(rules, worlds, np.repeat(legal, per_game, axis=0), policy, rng)
+    return np.where(legal, card_means(world, card, utility, legal.shape, per_game), -np.inf)
+
+
+def card_means(
+    world: np.ndarray,
+    card: np.ndarray,
+    value: np.ndarray,
+    shape: tuple[int, int],
+    per_game: int,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """``(k, A)`` mean ``value`` of each card over each game's ``per_game`` worlds (game-major), per line.
+
+    Lines are ``(world, card, value)``; ``weights`` ``(k, per_game)`` (each game's summing to
+    1) weighs the worlds, ``None`` counts each line once. 0 for a card with no line.
+    """
+    k, a = shape
     slot = (world // per_game) * a + card
-    total = np.bincount(slot, weights=utility, minlength=k * a).reshape(k, a)
+    if weights is not None:
+        return np.bincount(slot, weights=value * weights.ravel()[world], minlength=k * a).reshape(k, a)
+    total = np.bincount(slot, weights=value, minlength=k * a).reshape(k, a)
     count = np.bincount(slot, minlength=k * a).reshape(k, a)
-    return np.where(legal, total / np.maximum(count, 1), -np.inf)
+    return total / np.maximum(count, 1)
 
 
 def exact_utility(rules: Rules, worlds: engine.State, legal: np.ndarray) -> np.ndarray:

@@ -295,9 +295,11 @@ def _overlap(a: Sequence[float | None], b: Sequence[float | None]) -> bool:
 
 def meaning(report: dict[str, Any]) -> str:
     """A few sentences on what the ranking means, from the numbers themselves."""
-    vs = [v for v in report["variants"] if v["rs_win"] is not None]
+    every = [v for v in report["variants"] if v["rs_win"] is not None]
+    beyond = [v["preset"] for v in every if v["rs_win"] > 1]
+    vs = [v for v in every if v["rs_win"] <= 1]  # RS is a share of the gap to the oracle only up to 1
     if len(vs) < 2:
-        return "One variant only: nothing to compare."
+        return "One variant only: nothing to compare." if len(every) < 2 else _beyond_text(beyond)
     top, bottom = vs[0], vs[-1]
     apart = not _overlap(top["rs_win_ci"], bottom["rs_win_ci"])
     text = (
@@ -310,6 +312,8 @@ def meaning(report: dict[str, Any]) -> str:
         if apart
         else "Their 95% intervals overlap, so this budget cannot tell them apart; a larger --budget narrows them. "
     )
+    if beyond:
+        text += _beyond_text(beyond) + " "
     finite = [v for v in vs if v["n_star"] is not None]
     if finite:
         fast = min(finite, key=lambda v: v["n_star"])
@@ -318,6 +322,16 @@ def meaning(report: dict[str, Any]) -> str:
             f"{fast['preset']} (N*); a smaller N* means fewer matches before the better player reliably shows."
         )
     return text
+
+
+def _beyond_text(beyond: list[str]) -> str:
+    """The caveat for variants whose RS is above 1 (a real agent beats the oracle)."""
+    return (
+        f"In {', '.join(beyond)} RS is above 1: a real agent beats the oracle there, so the oracle (the exact "
+        "solver's best card on the true deal, which minimises its own round penalty only) is not the strongest "
+        "player of those rules, RS is not a share of the gap between random and perfect play, and their rank "
+        "above the others says little; read their ladder win rates instead (the comparison above leaves them out)."
+    )
 
 
 def policy_sentence(report: dict[str, Any]) -> str:

@@ -150,3 +150,14 @@ def test_progress_display_shows_every_variant_and_the_whole_run() -> None:
     assert " 62%" in text and " 25%" in text  # (10 + 2.5) / 20 overall, 2.5 / 10 for swedish
     with _SkillMonitor(console, ["standard"], enabled=False) as update:
         assert update is None
+
+
+def test_meaning_flags_variants_where_a_real_agent_beats_the_oracle() -> None:
+    from skill.report import meaning
+
+    def variant(preset: str, rs: float) -> dict:
+        return {"preset": preset, "rs_win": rs, "rs_win_ci": [rs - 0.1, rs + 0.1], "best_win": "pimc", "n_star": 9.0}
+
+    text = meaning({"variants": [variant("every_trick", 1.4), variant("standard", 0.7)]})
+    assert "In every_trick RS is above 1" in text and "standard" not in text.split("RS is above 1")[0][-20:]
+    assert "above 1" not in meaning({"variants": [variant("a", 0.9), variant("b", 0.7)]})
