@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agents.best import POLICY_FROM, SEARCH, Best
 from agents.heuristics import DESCRIPTIONS, Heuristic
 from agents.pimc import EXACT_TRICKS, PIMC, Oracle
 from agurk_env.agent import Agent, RandomAgent
@@ -253,19 +254,19 @@ register(
     arg="worlds=N;eval=E;policy=P;belief=on|off;prior=W;top=K;tricks=N;tie=T;rollout=R;out=on|off",
     optional=True,
 )
-BEST = "pimc:eval=exact"
-"""What ``best`` plays: the strongest fair agent measured within its speed targets (README, "The zoo and best")."""
-
-
 def _best(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
-    """:data:`BEST`, under the name ``best``."""
-    kind, best_arg = parse_spec(BEST)
-    agent = kind.factory(spec, best_arg, rng)
-    agent.spec = spec
-    return agent
+    """``best`` (:class:`agents.best.Best`): the search of :data:`agents.best.SEARCH`, or the shipped policy."""
+    kind, search_arg = parse_spec(SEARCH)
+    search = kind.factory(spec, search_arg, rng)
+    return Best(search, rng, spec=spec)
 
 
-register("best", _best, f"the strongest fair agent measured: {BEST}")
+register(
+    "best",
+    _best,
+    f"the strongest fair agent measured for the table: {SEARCH} below {POLICY_FROM} players, from there the"
+    " shipped policy of the preset in play (zoo; needs torch, else the search)",
+)
 
 
 def known() -> str:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from agents.best import SEARCH
 from agents.heuristics import DESCRIPTIONS
-from agents.registry import BEST, STRONGEST_HEURISTIC
+from agents.registry import STRONGEST_HEURISTIC
 from agurk_env.rules import PRESETS
 from training.config import config_to_dict, load_config, packaged_config
 
@@ -81,7 +82,7 @@ def ladder(budget: Budget, policy_spec: str | None = None) -> list[str]:
     ``policy_spec`` is the learned agent's spec; ``None`` names it by its label (``ppo`` or ``zoo``).
     """
     learned = POLICY_LABEL[budget.policy] if policy_spec is None else policy_spec
-    return [RANDOM, *DESCRIPTIONS, *(f"pimc:worlds={w}" for w in budget.worlds), BEST, learned, ORACLE]
+    return [RANDOM, *DESCRIPTIONS, *(f"pimc:worlds={w}" for w in budget.worlds), SEARCH, learned, ORACLE]
 
 
 def match_cost(spec: str) -> float:

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import torch
 
-from agents import zoo
+from agents import best, zoo
 from agents.policy import CheckpointError
 from agents.registry import AgentSpecError, make_agent
 from agurk.cli import main
 from agurk_env import engine
-from agurk_env.agent import act_seats
+from agurk_env.agent import Decision, act_seats
 from agurk_env.rules import PRESETS, Rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +57,34 @@ def test_best_and_bad_zoo_specs() -> None:
     assert make_agent("best", seed=0, seat=0).spec == "best"
     with pytest.raises(AgentSpecError, match="no preset 'nope'"):
         make_agent("zoo:nope", seed=0, seat=0)
+
+
+def _choices(spec: str, rules: Rules, agent: object | None = None) -> np.ndarray:
+    """The cards ``spec`` (or ``agent``) picks for the player to move in 8 fresh games of ``rules``, a few plays in."""
+    state = engine.init(rules, 8, seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(rules.players + 2):
+        state = engine.play(rules, state, engine.random_legal(engine.legal_bits(rules, state), rng))
+    player = agent if agent is not None else make_agent(spec, seed=1, seat=0)
+    return player.act(Decision(rules, state, np.arange(8), engine.legal_bits(rules, state)))
+
+
+@pytest.mark.parametrize("players", [3, best.POLICY_FROM - 1, best.POLICY_FROM, 7])
+def test_best_plays_the_search_at_small_tables_and_the_shipped_policy_at_large(players: int) -> None:
+    rules = Rules.preset("danish21", players=players)
+    mine = _choices("best", rules)
+    if players < best.POLICY_FROM:
+        np.testing.assert_array_equal(mine, _choices(best.SEARCH, rules))
+    else:
+        np.testing.assert_array_equal(mine, _choices("zoo", rules))
+        assert (mine != _choices(best.SEARCH, rules)).any()  # the case tells the two apart
+    odd = Rules.preset("standard", players=players, limit=99)  # no policy shipped for these rules: the search
+    np.testing.assert_array_equal(_choices("best", odd), _choices(best.SEARCH, odd))
+    without_torch = make_agent("best", seed=1, seat=0)
+    without_torch.has_torch = False
+    np.testing.assert_array_equal(_choices("", rules, without_torch), _choices(best.SEARCH, rules))
+
+
 
 
 def test_export_keeps_the_weights_and_refuses_other_files(tmp_path: Path) -> None:
