@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.best import POLICY_FROM, SEARCH, Best
+from agents.best import EVERY_TRICK_SEARCH, POLICY_FROM, SEARCH, Best
 from agents.heuristics import DESCRIPTIONS, Heuristic
 from agents.pimc import EXACT_TRICKS, PIMC, Oracle
 from agurk_env.agent import Agent, RandomAgent
@@ -256,16 +256,19 @@ register(
 )
 def _best(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
     """``best`` (:class:`agents.best.Best`): the search of :data:`agents.best.SEARCH`, or the shipped policy."""
-    kind, search_arg = parse_spec(SEARCH)
-    search = kind.factory(spec, search_arg, rng)
-    return Best(search, rng, spec=spec)
+    searches = []
+    for search in (SEARCH, EVERY_TRICK_SEARCH):
+        kind, search_arg = parse_spec(search)
+        searches.append(kind.factory(spec, search_arg, rng))
+    return Best(*searches, rng, spec=spec)
 
 
 register(
     "best",
     _best,
-    f"the strongest fair agent measured for the table: {SEARCH} below {POLICY_FROM} players, from there the"
-    " shipped policy of the preset in play (zoo; needs torch, else the search)",
+    f"the strongest fair agent measured for the table: below {POLICY_FROM} players {SEARCH} ({EVERY_TRICK_SEARCH}"
+    " under every-trick scoring), from there the shipped policy of the preset in play (zoo; needs torch, else the"
+    " search)",
 )
 
 

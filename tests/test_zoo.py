@@ -59,14 +59,14 @@ def test_best_and_bad_zoo_specs() -> None:
         make_agent("zoo:nope", seed=0, seat=0)
 
 
-def _choices(spec: str, rules: Rules, agent: object | None = None) -> np.ndarray:
-    """The cards ``spec`` (or ``agent``) picks for the player to move in 8 fresh games of ``rules``, a few plays in."""
-    state = engine.init(rules, 8, seed=3)
+def _choices(spec: str, rules: Rules, agent: object | None = None, games: int = 8, plays: int = 0) -> np.ndarray:
+    """The cards ``spec`` (or ``agent``) picks for the player to move in fresh games of ``rules``, a few plays in."""
+    state = engine.init(rules, games, seed=3)
     rng = np.random.default_rng(0)
-    for _ in range(rules.players + 2):
+    for _ in range(plays or rules.players + 2):
         state = engine.play(rules, state, engine.random_legal(engine.legal_bits(rules, state), rng))
     player = agent if agent is not None else make_agent(spec, seed=1, seat=0)
-    return player.act(Decision(rules, state, np.arange(8), engine.legal_bits(rules, state)))
+    return player.act(Decision(rules, state, np.arange(games), engine.legal_bits(rules, state)))
 
 
 @pytest.mark.parametrize("players", [3, best.POLICY_FROM - 1, best.POLICY_FROM, 7])
@@ -85,6 +85,13 @@ def test_best_plays_the_search_at_small_tables_and_the_shipped_policy_at_large(p
     np.testing.assert_array_equal(_choices("", rules, without_torch), _choices(best.SEARCH, rules))
 
 
+
+
+def test_best_plays_rollout_pimc_under_every_trick_scoring() -> None:
+    rules = Rules.preset("every_trick")
+    mine = _choices("best", rules, games=32, plays=9)
+    np.testing.assert_array_equal(mine, _choices(best.EVERY_TRICK_SEARCH, rules, games=32, plays=9))
+    assert (mine != _choices(best.SEARCH, rules, games=32, plays=9)).any()  # the case tells the two apart
 
 
 def test_export_keeps_the_weights_and_refuses_other_files(tmp_path: Path) -> None:
