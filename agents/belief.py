@@ -104,18 +104,9 @@ def model_weights(
     legal cards``. Normalised per game (uniform where every world is equally unlikely).
     """
     n, m, p = worlds.batch, len(models), rules.players
-    searcher = worlds.cur.astype(np.int64)
     loglik = np.zeros((n, p, m))  # per world, seat and type
-    illegal = np.zeros(n)
 
-    def visit(st: engine.State, rows: np.ndarray, cards: np.ndarray) -> None:
-        bits = engine.legal_bits(rules, st)
-        judged = st.cur != searcher[rows]
-        legal = (bits >> cards) & 1 == 1
-        illegal[rows[judged & ~legal]] += np.log(ILLEGAL)
-        choice = np.flatnonzero(judged & legal & (engine.SET_SIZE[bits] > 1))
-        if not choice.size:
-            return
+    def judge(st: engine.State, choice: np.ndarray, rows: np.ndarray, cards: np.ndarray, bits: np.ndarray) -> None:
         seat = st.cur.astype(np.int64)
         t = table_of(rules, st, st.hands[np.arange(st.batch), seat])  # every row: cheaper than taking the choices
         mask = engine.unpack(bits, rules.num_actions)
@@ -124,11 +115,45 @@ def model_weights(
             agrees = STRATEGIES[name](t, mask)[choice] == cards[choice]
             loglik[rows[choice], seat[choice], j] += np.log(np.where(agrees, 1 - floor, 0.0) + spread)
 
-    replay(rules, worlds, visit)
+    illegal = judge_plays(rules, worlds, judge)
     top = loglik.max(2, keepdims=True)
     per_seat = top[..., 0] + np.log(np.exp(loglik - top).mean(2))  # log of the mean over types
-    total = (per_seat.sum(1) + illegal).reshape(-1, per_game)
-    w = np.exp(total - total.max(1, keepdims=True))
+    return normalised(per_seat.sum(1) + illegal, per_game)
+
+
+def judge_plays(
+    rules: Rules,
+    worlds: engine.State,
+    judge: Callable[[engine.State, np.ndarray, np.ndarray, np.ndarray, np.ndarray], None],
+) -> np.ndarray:
+    """Replay this round in every world (:func:`replay`) and have ``judge`` weigh the opponents' plays.
+
+    At each step ``judge(before, choice, rows, cards, bits)`` gets the state of the worlds
+    still replaying, the indices (into that state) of the plays by a seat other than the
+    one to move now that were legal and had a choice, the worlds (``rows``), the cards
+    played and the legal card sets. Returns ``(n,)``: the log of :data:`ILLEGAL` per play a
+    world makes illegal (it dropped a shown void it could not meet).
+    """
+    searcher = worlds.cur.astype(np.int64)
+    illegal = np.zeros(worlds.batch)
+
+    def visit(st: engine.State, rows: np.ndarray, cards: np.ndarray) -> None:
+        bits = engine.legal_bits(rules, st)
+        judged = st.cur != searcher[rows]
+        legal = (bits >> cards) & 1 == 1
+        illegal[rows[judged & ~legal]] += np.log(ILLEGAL)
+        choice = np.flatnonzero(judged & legal & (engine.SET_SIZE[bits] > 1))
+        if choice.size:
+            judge(st, choice, rows, cards, bits)
+
+    replay(rules, worlds, visit)
+    return illegal
+
+
+def normalised(loglik: np.ndarray, per_game: int) -> np.ndarray:
+    """``(n // per_game, per_game)`` weights from per-world log-likelihoods (game-major), summing to 1 per game."""
+    loglik = loglik.reshape(-1, per_game)
+    w = np.exp(loglik - loglik.max(1, keepdims=True))
     return w / w.sum(1, keepdims=True)
 
 

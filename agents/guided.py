@@ -52,7 +52,7 @@ import torch
 from torch import nn
 
 from agents import pimc
-from agents.belief import ILLEGAL, concat, replay
+from agents.belief import concat, judge_plays, normalised
 from agents.policy import PolicyAgent, masked_log_softmax, pad_legal
 from agents.zoo import ZooAgent
 from agurk_env import engine, solver
@@ -205,20 +205,12 @@ def belief_weights(
     + BELIEF_FLOOR / legal cards``, ``pi`` the policy on the player's observation in that
     world (one network call over all the plays of all the worlds); normalised per game.
     """
-    searcher = worlds.cur.astype(np.int64)
-    loglik = np.zeros(worlds.batch)
     seen: list[tuple[engine.State, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
-    def visit(st: engine.State, rows: np.ndarray, cards: np.ndarray) -> None:
-        bits = engine.legal_bits(rules, st)
-        judged = st.cur != searcher[rows]
-        legal = (bits >> cards) & 1 == 1
-        loglik[rows[judged & ~legal]] += np.log(ILLEGAL)
-        choice = np.flatnonzero(judged & legal & (engine.SET_SIZE[bits] > 1))
-        if choice.size:
-            seen.append((st, choice, rows[choice], cards[choice], bits[choice]))
+    def judge(st: engine.State, choice: np.ndarray, rows: np.ndarray, cards: np.ndarray, bits: np.ndarray) -> None:
+        seen.append((st, choice, rows[choice], cards[choice], bits[choice]))  # one network call for all, below
 
-    replay(rules, worlds, visit)
+    loglik = judge_plays(rules, worlds, judge)
     if seen:
         rows, cards, bits = (np.concatenate([s[i] for s in seen]) for i in (2, 3, 4))
         offsets = np.cumsum([0] + [s[0].batch for s in seen[:-1]])
@@ -228,9 +220,7 @@ def belief_weights(
         p = np.exp(logp[np.arange(rows.size), cards])
         q = (1 - floor) * p + floor / engine.SET_SIZE[bits]
         loglik += np.bincount(rows, weights=np.log(q), minlength=worlds.batch)
-    loglik = loglik.reshape(-1, per_game)
-    w = np.exp(loglik - loglik.max(1, keepdims=True))
-    return w / w.sum(1, keepdims=True)
+    return normalised(loglik, per_game)
 
 
 def exact_values(rules: Rules, worlds: engine.State, legal: np.ndarray, going_out: bool = False) -> np.ndarray:

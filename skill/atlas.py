@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,19 +31,18 @@ from typing import Any
 
 from agents.processes import LOCAL, Backend
 from agurk_env.rules import Rules, RulesError
-from skill.budget import BUDGETS, FIELD, Budget, ladder, quickstart_settings
+from skill.budget import BUDGETS, Budget, quickstart_settings
 from skill.report import (
     STAT_KEYS,
     Monitor,
     command_line,
     csv_number,
+    ladder_fields,
     meaning,
     policy_sentence,
     rank,
-    relative_checkpoints,
-    run_jobs,
+    run_variants,
     stat_text,
-    zoo_policies,
 )
 from skill.variant import VariantJob
 
@@ -149,9 +147,7 @@ def atlas(
     out.mkdir(parents=True, exist_ok=True)
     checkpoints = dict(checkpoints or {})
     jobs = make_jobs(cells, plan, seed, out, checkpoints, train_settings)
-    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
-    results = run_jobs(jobs, min(workers, len(jobs)), monitor, backend)
-    relative_checkpoints(results, out)
+    results = run_variants(jobs, workers, monitor, backend, out)
     for cell, result in zip(cells, results, strict=True):
         result["key"] = cell.key
     data = {
@@ -162,12 +158,7 @@ def atlas(
         "players": list(players),
         "hand_sizes": list(hand_sizes),
         "deals": plan.deals,
-        "policy": plan.policy,
-        "train_steps": plan.train_steps if plan.policy == "train" else 0,
-        "zoo": zoo_policies(variants) if plan.policy == "zoo" else None,
-        "bootstrap_resamples": plan.resamples,
-        "field": FIELD,
-        "ladder": ladder(plan),
+        **ladder_fields(plan, variants),
         "command": command
         or command_line(
             variants, players, plan.name, seed, str(out), checkpoints, None, hand_sizes, plan.policy, plan.deals

@@ -166,6 +166,28 @@ def relative_checkpoints(results: list[dict[str, Any]], out: Path) -> None:
                 result["ppo_checkpoint"] = path.relative_to(out).as_posix()
 
 
+def run_variants(
+    jobs: list[Any], workers: int | None, monitor: Monitor | None, backend: Backend, out: Path
+) -> list[dict[str, Any]]:
+    """Run the jobs (``workers``: one per job, at most one per CPU core, by default); checkpoints named in ``out``."""
+    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
+    results = run_jobs(jobs, min(workers, len(jobs)), monitor, backend)
+    relative_checkpoints(results, out)
+    return results
+
+
+def ladder_fields(plan: Budget, variants: Sequence[str]) -> dict[str, Any]:
+    """What a report and an atlas say of their ladder: policy, training, shipped policies, resamples, field, agents."""
+    return {
+        "policy": plan.policy,
+        "train_steps": plan.train_steps if plan.policy == "train" else 0,
+        "zoo": zoo_policies(variants) if plan.policy == "zoo" else None,
+        "bootstrap_resamples": plan.resamples,
+        "field": FIELD,
+        "ladder": ladder(plan),
+    }
+
+
 def skill_report(
     variants: Sequence[str],
     players: int = 4,
@@ -196,9 +218,7 @@ def skill_report(
     out.mkdir(parents=True, exist_ok=True)
     checkpoints = dict(checkpoints or {})
     jobs = make_jobs(variants, players, plan, seed, out, checkpoints, train_settings, hand_size)
-    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
-    results = run_jobs(jobs, min(workers, len(jobs)), monitor, backend)
-    relative_checkpoints(results, out)
+    results = run_variants(jobs, workers, monitor, backend, out)
     sizes = [hand_size] if hand_size is not None else []
     report = {
         "seed": seed,
@@ -207,12 +227,7 @@ def skill_report(
         "hand_size": hand_size,
         "deals": plan.deals,
         "matches_per_agent": plan.deals * players,
-        "policy": plan.policy,
-        "train_steps": plan.train_steps if plan.policy == "train" else 0,
-        "zoo": zoo_policies(variants) if plan.policy == "zoo" else None,
-        "bootstrap_resamples": plan.resamples,
-        "field": FIELD,
-        "ladder": ladder(plan),
+        **ladder_fields(plan, variants),
         "command": command
         or command_line(
             variants, players, plan.name, seed, str(out), checkpoints, None, sizes, plan.policy, plan.deals
