@@ -24,86 +24,133 @@ class ReplayError(ValueError):
 
 def load_record(path: str, match: int = 0) -> dict[str, Any]:
     """Record number ``match`` (0-based line, blank lines skipped) of the JSON Lines file ``path``."""
-    if match < 0:
-        raise ReplayError(f"--match must be >= 0, not {match}")
     try:
         with open(path, encoding="utf-8") as f:
-            lines = [(n, line) for n, line in enumerate(f, 1) if line.strip()]
+            text = f.read()
     except OSError as e:
         raise ReplayError(f"cannot read {path!r}: {e.strerror or e}") from None
     except UnicodeDecodeError:
         raise ReplayError(f"{path!r} is not a text file of game records") from None
+    return parse_record(text, match, repr(path))
+
+
+def parse_record(text: str, match: int = 0, name: str = "the file") -> dict[str, Any]:
+    """Record number ``match`` (0-based line, blank lines skipped) of JSON Lines ``text`` (``name`` in errors)."""
+    if match < 0:
+        raise ReplayError(f"--match must be >= 0, not {match}")
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if not lines:
-        raise ReplayError(f"{path!r} holds no game record")
+        raise ReplayError(f"{name} holds no game record")
     if match >= len(lines):
-        raise ReplayError(f"--match {match}: {path!r} holds {len(lines)} records (0..{len(lines) - 1})")
+        raise ReplayError(f"--match {match}: {name} holds {len(lines)} records (0..{len(lines) - 1})")
     n, line = lines[match]
     try:
         rec = json.loads(line)
     except json.JSONDecodeError as e:
-        raise ReplayError(f"{path!r} line {n} is not JSON: {e.msg}") from None
+        raise ReplayError(f"{name} line {n} is not JSON: {e.msg}") from None
     if not isinstance(rec, dict) or not isinstance(rec.get("rules"), dict) or not isinstance(rec.get("rounds"), list):
-        raise ReplayError(f"{path!r} line {n} is not a game record (needs 'rules' and 'rounds')")
+        raise ReplayError(f"{name} line {n} is not a game record (needs 'rules' and 'rounds')")
     try:
         Rules.from_dict(rec["rules"])
     except (RulesError, TypeError) as e:
-        raise ReplayError(f"{path!r} line {n} has bad rules: {e}") from None
+        raise ReplayError(f"{name} line {n} has bad rules: {e}") from None
     return rec
 
 
-def _hand_text(hand: list[str], strength: list[int]) -> str:
-    """Card names sorted weakest first."""
-    return " ".join(sorted(hand, key=lambda c: strength[CARDS.index(c)])) or "-"
+def steps(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The match as data frames: one per trick (every hand before it, weakest first), then one per round end.
+
+    A trick frame has ``kind="trick"``, ``round``, ``trick``, ``dealer``, ``hands`` (``None`` for a
+    seat out), ``plays`` and ``winner`` (``None`` while a recorded trick is unfinished); a round
+    frame ``kind="round"``, ``round`` and one ``rows`` dict per seat; the last frame of a finished
+    match ``kind="match"`` and ``winners``. :func:`frames` renders them as text; ``agurk serve`` as a table.
+    """
+    try:
+        return _steps(rec)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+        raise ReplayError(f"malformed game record: {type(e).__name__} {e}") from None
+
+
+def _steps(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    rules = Rules.from_dict(rec["rules"])
+    sp = engine.tables(rules)
+    p, h = rules.players, rules.hand_size
+    out: list[dict[str, Any]] = []
+    for r, rnd in enumerate(rec["rounds"], 1):
+        hands = [list(hand) for hand in rnd["hands"]]
+        if len(hands) != p:
+            raise ValueError(f"round {r} has {len(hands)} hands for {p} seats")
+        for t, trick in enumerate(rnd["tricks"], 1):
+            strength = (sp.strength_last if sp.low_last and t == h else sp.strength).tolist()
+            played = {int(seat) for seat, _ in trick["plays"]}
+            shown = [
+                sorted(hands[s], key=lambda c: strength[CARDS.index(c)]) if hands[s] or s in played else None
+                for s in range(p)
+            ]
+            plays = [[int(seat), str(card)] for seat, card in trick["plays"]]
+            winner = trick.get("winner")
+            out.append(
+                {"kind": "trick", "round": r, "trick": t, "tricks": h, "dealer": rnd["dealer"], "hands": shown}
+                | {"plays": plays, "winner": None if winner is None else int(winner)}
+            )
+            for seat, card in plays:
+                hands[seat].remove(card)
+        if "penalties" in rnd:
+            rows = []
+            for s in range(p):
+                row = {"penalty": rnd["penalties"][s], "score": rnd["scores"][s]}
+                if "lives" in rnd:
+                    row["lives"] = rnd["lives"][s]
+                rows.append(row | {"out": s in rnd.get("out", []), "rebought": s in rnd.get("rebought", [])})
+            out.append({"kind": "round", "round": r, "rows": rows})
+    if "winners" in rec:
+        out.append({"kind": "match", "winners": [int(s) for s in rec["winners"]]})
+    return out
+
+
+def seat_names(rec: dict[str, Any]) -> list[str]:
+    """``P0 SPEC`` per seat, from the record's ``agents`` (``player_S`` when it has none)."""
+    p = Rules.from_dict(rec["rules"]).players
+    specs = rec.get("agents") or [f"player_{s}" for s in range(p)]
+    return [f"P{s} {specs[s]}" for s in range(p)]
 
 
 def frames(rec: dict[str, Any]) -> list[str]:
     """The match as text frames (rich markup): one per trick, then a round summary per round."""
+    data = steps(rec)
     try:
-        return _frames(rec)
-    except (KeyError, IndexError, TypeError, ValueError) as e:
+        names = [escape(name) for name in seat_names(rec)]
+    except (IndexError, TypeError) as e:
         raise ReplayError(f"malformed game record: {type(e).__name__} {e}") from None
-
-
-def _frames(rec: dict[str, Any]) -> list[str]:
-    rules = Rules.from_dict(rec["rules"])
-    sp = engine.tables(rules)
-    p, h = rules.players, rules.hand_size
-    specs = rec.get("agents") or [f"player_{s}" for s in range(p)]
-    names = [escape(f"P{s} {specs[s]}") for s in range(p)]
     head = f"seed {rec.get('seed', '?')} · match {rec.get('match', '?')}"
     out: list[str] = []
-    for r, rnd in enumerate(rec["rounds"], 1):
-        hands = [list(hand) for hand in rnd["hands"]]
-        for t, trick in enumerate(rnd["tricks"], 1):
-            strength = (sp.strength_last if sp.low_last and t == h else sp.strength).tolist()
-            lines = [f"[bold]{head} · round {r} · trick {t}/{h} · dealer P{rnd['dealer']}[/bold]"]
-            for s in range(p):
-                if hands[s] or any(seat == s for seat, _ in trick["plays"]):
-                    lines.append(f"  {names[s]:<16} holds {_hand_text(hands[s], strength)}")
-                else:
-                    lines.append(f"  {names[s]:<16} out")
-            plays = " ".join(f"P{seat}:{card}" for seat, card in trick["plays"])
-            lines.append(f"  plays: {plays}")
-            if "winner" in trick:
-                lines.append(f"  taken by {names[trick['winner']]}")
-            for seat, card in trick["plays"]:
-                hands[seat].remove(card)
-            out.append("\n".join(lines))
-        if "penalties" in rnd:
-            lines = [f"[bold]{head} · round {r} over[/bold]"]
-            for s in range(p):
-                parts = [f"penalty {rnd['penalties'][s]}", f"score {rnd['scores'][s]}"]
-                if "lives" in rnd:
-                    parts.append(f"lives {rnd['lives'][s]}")
-                if s in rnd.get("out", []):
+    for frame in data:
+        if frame["kind"] == "trick":
+            lines = [
+                f"[bold]{head} · round {frame['round']} · trick {frame['trick']}/{frame['tricks']} · "
+                f"dealer P{frame['dealer']}[/bold]"
+            ]
+            for s, hand in enumerate(frame["hands"]):
+                held = "out" if hand is None else f"holds {' '.join(hand) or '-'}"
+                lines.append(f"  {names[s]:<16} {held}")
+            lines.append(f"  plays: {' '.join(f'P{seat}:{card}' for seat, card in frame['plays'])}")
+            if frame["winner"] is not None:
+                lines.append(f"  taken by {names[frame['winner']]}")
+        elif frame["kind"] == "round":
+            lines = [f"[bold]{head} · round {frame['round']} over[/bold]"]
+            for s, row in enumerate(frame["rows"]):
+                parts = [f"penalty {row['penalty']}", f"score {row['score']}"]
+                if "lives" in row:
+                    parts.append(f"lives {row['lives']}")
+                if row["out"]:
                     parts.append("OUT")
-                if s in rnd.get("rebought", []):
+                if row["rebought"]:
                     parts.append("rebought")
                 lines.append(f"  {names[s]:<16} " + ", ".join(parts))
-            out.append("\n".join(lines))
-    if "winners" in rec:
-        winners = ", ".join(names[s] for s in rec["winners"]) or "nobody"
-        out.append(f"[bold]match over · winners: {winners}[/bold]")
+        else:
+            winners = ", ".join(names[s] for s in frame["winners"]) or "nobody"
+            lines = [f"[bold]match over · winners: {winners}[/bold]"]
+        out.append("\n".join(lines))
     return out
 
 
