@@ -28,6 +28,7 @@ from agurk.cli import (
     play,
     replay,
     rules,
+    serve,
     simulate,
     skill_report,
     sweep,
@@ -65,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=Parser)
     commands = (
-        simulate, evaluate, skill_report, sweep, exploitability, agents, zoo, rules, train, curve, play, replay, bench
+        simulate, evaluate, skill_report, sweep, exploitability, agents, zoo, rules, train, curve, play, replay,
+        serve, bench,
     )
     for command in commands:
         command.add_parser(sub)

@@ -1,0 +1,89 @@
+"""``agurk serve``: play, watch and replay Agurk in the browser (a local web server)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import socket
+from typing import Any
+
+from agurk.cli.common import CliError, Formatter, positive
+
+WEB_INSTALL = 'pip install -e ".[web]"'
+"""How to install the web extra in a clone of the repository."""
+WEB_NEEDS = (("starlette", "starlette"), ("uvicorn", "uvicorn"))
+"""What ``agurk serve`` imports: (module, the package that provides it)."""
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+"""Hosts that only this machine can reach."""
+
+
+def require_web(command: str) -> None:
+    """A one-line error naming the web extra when its packages are missing."""
+    for module, package in WEB_NEEDS:
+        if importlib.util.find_spec(module) is None:
+            raise CliError(f"{command} needs {package}, from the web extra: run {WEB_INSTALL} in the root of the clone")
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``agurk serve`` on the subcommands ``sub``."""
+    p = sub.add_parser(
+        "serve",
+        help="play, watch and replay Agurk in the browser (a local web server)",
+        formatter_class=Formatter,
+        description=(
+            "Serve one page: play a whole match against agents by clicking cards (the legal cards lit,\n"
+            "the others dimmed with the engine's reason; a hint shows what best would play), watch\n"
+            "agents play each other, and replay any JSON Lines record the toolkit writes. Nothing is\n"
+            "fetched from the internet. Each game has an unguessable id and a token of the browser that\n"
+            "made it; finished and idle games expire. Open the printed address in a browser."
+        ),
+        epilog="examples:\n  agurk serve\n  agurk serve --port 8080\n  agurk serve --host 0.0.0.0 --max-games 200",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
+    p.add_argument("--port", metavar="N", type=int, default=8000, help="port to listen on (default: 8000)")
+    p.add_argument("--max-games", metavar="N", type=int, default=1000, help="most games kept at once (default: 1000)")
+    p.add_argument(
+        "--idle-minutes", metavar="M", type=float, default=30.0, help="forget a game idle this long (default: 30)"
+    )
+    p.add_argument(
+        "--finished-minutes",
+        metavar="M",
+        type=float,
+        default=10.0,
+        help="forget a finished game this long after its last request (default: 10)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve the page until interrupted."""
+    positive("--max-games", args.max_games)
+    positive("--idle-minutes", args.idle_minutes)
+    positive("--finished-minutes", args.finished_minutes)
+    if not 1 <= args.port <= 65535:
+        raise CliError(f"--port must be 1..65535, not {args.port}")
+    require_web("agurk serve")
+    _check_listen(args.host, args.port)
+    import uvicorn
+
+    from agurk.web.app import create_app
+    from agurk.web.store import Limits
+
+    limits = Limits(args.max_games, args.idle_minutes * 60, args.finished_minutes * 60)
+    if args.host not in LOOPBACK:
+        print(f"note: listening on {args.host}: other machines can reach this server (no TLS, no login)", flush=True)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"agurk serve: open http://{host}:{args.port}/ (Ctrl-C stops)", flush=True)
+    uvicorn.run(create_app(limits), host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def _check_listen(host: str, port: int) -> None:
+    """A one-line error when ``host:port`` cannot be listened on (in use, not an address of this machine)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(infos[0][4])
+    except OSError as e:
+        raise CliError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None

@@ -1,0 +1,262 @@
+"""The ASGI app of ``agurk serve`` (Starlette): the page, its static files, and the JSON API.
+
+Every request is validated: malformed JSON, unknown fields, ids or options, wrong tokens,
+illegal cards, wrong turns and oversized bodies get a 4xx with ``{"error": "one line"}``.
+Game work (agents' moves, the hint's search, building agents) runs in Starlette's thread
+pool, one request per game at a time, so a slow search never blocks the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from agents.registry import AGENTS
+from agurk.cli.common import CliError, resolve_rules
+from agurk.replay import ReplayError, parse_record, seat_names, steps
+from agurk.web.session import Session, WebError
+from agurk.web.store import Limits, Store
+from agurk_env.rules import OPTION_NAMES, PRESETS, Rules, RulesError
+
+STATIC = Path(__file__).parent / "static"
+"""The page: HTML, JS and CSS shipped as package data (nothing is fetched from the internet)."""
+MAX_BODY = 16 * 1024
+"""Largest JSON body of a game request, in bytes."""
+MAX_RECORD = 4 * 1024 * 1024
+"""Largest record file a replay request may upload, in bytes."""
+SWEEP_S = 30.0
+"""Seconds between two sweeps of the expired games."""
+TOKEN = "X-Game-Token"
+"""The header that carries a game's token."""
+JSON_TYPES: dict[type, str] = {str: "string", list: "array", int: "integer"}
+"""JSON's name of each Python type a request field may take."""
+NEW_GAME_FIELDS: dict[str, type] = {
+    "mode": str,
+    "rules": str,
+    "set": list,
+    "players": int,
+    "opponents": str,
+    "seat": int,
+    "seed": int,
+}
+"""The fields of a new-game request and their JSON types."""
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": " ".join(message.split())}, status_code=status)
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    """The request body, refused (413) past ``limit`` bytes, whatever Content-Length says."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise WebError(413, f"request body too large: at most {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise WebError(413, f"request body too large: at most {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _json(request: Request) -> dict[str, Any]:
+    """The JSON object of the body (``{}`` when empty); 400 for anything else."""
+    raw = await _body(request, MAX_BODY)
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise WebError(400, f"malformed JSON body: {getattr(e, 'msg', e)}") from None
+    if not isinstance(data, dict):
+        raise WebError(400, "the body must be a JSON object")
+    return data
+
+
+def new_game_rules(data: dict[str, Any]) -> Rules:
+    """The rules of a new-game request: ``rules`` (a preset), ``set`` (``OPTION=VALUE`` items) and ``players``."""
+    for key, kind in NEW_GAME_FIELDS.items():
+        if key in data and (not isinstance(data[key], kind) or isinstance(data[key], bool)):
+            raise WebError(400, f"field {key!r} must be a JSON {JSON_TYPES[kind]}")
+    unknown = sorted(set(data) - set(NEW_GAME_FIELDS))
+    if unknown:
+        raise WebError(400, f"unknown field {unknown[0]!r}; fields are: {', '.join(NEW_GAME_FIELDS)}")
+    sets = data.get("set", [])
+    if not all(isinstance(item, str) for item in sets):
+        raise WebError(400, "field 'set' must be a list of OPTION=VALUE strings")
+    if "players" in data:
+        sets = [*sets, f"players={data['players']}"]
+    try:
+        return resolve_rules(data.get("rules", "standard"), sets)
+    except (CliError, RulesError) as e:
+        raise WebError(400, str(e).replace("--set", "set")) from None
+
+
+def new_session(data: dict[str, Any]) -> Session:
+    """A game from a new-game request (``mode`` play or watch); 400 naming the bad field or value."""
+    rules = new_game_rules(data)
+    mode = data.get("mode", "play")
+    if mode not in ("play", "watch"):
+        raise WebError(400, f"mode must be play or watch, not {mode!r}")
+    seed = data.get("seed", 0)
+    if not 0 <= seed < 2**63:
+        raise WebError(400, f"seed must be 0..2**63-1, not {seed}")
+    seat = data.get("seat", 0) if mode == "play" else None
+    if "seat" in data and mode == "watch":
+        raise WebError(400, "seat is for a played game: a watched game has no seat of yours")
+    session = Session(rules, data.get("opponents", "best" if mode == "play" else "guard"), seat, seed)
+    session.start()
+    return session
+
+
+def create_app(limits: Limits | None = None) -> Starlette:
+    """The app with its own game store (``limits``: how many games, and for how long; default :class:`Limits`)."""
+    limits = limits or Limits()
+    store = Store(limits)
+
+    async def game_call(request: Request, work: Callable[[Session], Any]) -> Response:
+        """Run ``work(session)`` in the thread pool on the game of the path, if the token is its token."""
+        session = store.get(request.path_params["game_id"], request.headers.get(TOKEN))
+
+        def locked() -> Any:
+            if not session.lock.acquire(blocking=False):
+                raise WebError(409, "the game is busy with another request of yours: wait for its answer")
+            try:
+                return work(session)
+            finally:
+                session.lock.release()
+
+        return JSONResponse(await run_in_threadpool(locked))
+
+    async def index(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html")
+
+    async def options(request: Request) -> Response:
+        agents = [{"spec": kind.usage, "help": kind.help} for kind in AGENTS.values()]
+        return JSONResponse({"presets": list(PRESETS), "options": list(OPTION_NAMES), "agents": agents})
+
+    async def stats(request: Request) -> Response:
+        return JSONResponse({"games": len(store), "max_games": limits.max_games})
+
+    async def create(request: Request) -> Response:
+        data = await _json(request)
+        session = await run_in_threadpool(new_session, data)
+        game_id, token = store.add(session)
+        return JSONResponse({"id": game_id, "token": token, "view": session.view()}, status_code=201)
+
+    async def view(request: Request) -> Response:
+        return await game_call(request, lambda s: s.view())
+
+    async def play(request: Request) -> Response:
+        data = await _json(request)
+        card = data.get("card")
+        if not isinstance(card, str) or set(data) != {"card"}:
+            raise WebError(400, 'the body must be {"card": NAME}, e.g. {"card": "K"}')
+
+        def work(s: Session) -> dict[str, Any]:
+            s.play(card.strip().upper())
+            return s.view()
+
+        return await game_call(request, work)
+
+    async def step(request: Request) -> Response:
+        def work(s: Session) -> dict[str, Any]:
+            s.step()
+            return s.view()
+
+        return await game_call(request, work)
+
+    async def hint(request: Request) -> Response:
+        return await game_call(request, lambda s: s.hint())
+
+    async def record(request: Request) -> Response:
+        session = store.get(request.path_params["game_id"], request.headers.get(TOKEN))
+        rec = await run_in_threadpool(session.record)
+        name = f"agurk-seed{session.seed}.jsonl"
+        return Response(
+            json.dumps(rec) + "\n",
+            media_type="application/x-ndjson",
+            headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        )
+
+    async def delete(request: Request) -> Response:
+        store.get(request.path_params["game_id"], request.headers.get(TOKEN))
+        store.remove(request.path_params["game_id"])
+        return Response(status_code=204)
+
+    async def replay(request: Request) -> Response:
+        raw = await _body(request, MAX_RECORD)
+        match_text = request.query_params.get("match", "0")
+        if not match_text.isdigit():
+            raise WebError(400, f"match must be a whole number >= 0, not {match_text!r}")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise WebError(400, "the file is not a text file of game records") from None
+
+        def frames() -> dict[str, Any]:
+            rec = parse_record(text, int(match_text), "the file")
+            data = steps(rec)
+            return {"names": seat_names(rec), "seed": rec.get("seed"), "match": rec.get("match"), "frames": data}
+
+        try:
+            return JSONResponse(await run_in_threadpool(frames))
+        except ReplayError as e:
+            raise WebError(400, str(e).replace("--match", "match")) from None
+
+    async def web_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, WebError)
+        return _error(exc.status, str(exc))
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        what = {404: "no such page or API route", 405: "method not allowed on this route"}.get(exc.status_code)
+        return _error(exc.status_code, what or str(exc.detail))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async def sweeper() -> None:
+            while True:
+                await asyncio.sleep(min(SWEEP_S, limits.finished_s, limits.idle_s))
+                store.sweep()
+
+        task = asyncio.create_task(sweeper())
+        try:
+            yield
+        finally:
+            task.cancel()
+
+    routes = [
+        Route("/", index),
+        Route("/api/options", options),
+        Route("/api/stats", stats),
+        Route("/api/games", create, methods=["POST"]),
+        Route("/api/games/{game_id}", view, methods=["GET"]),
+        Route("/api/games/{game_id}", delete, methods=["DELETE"]),
+        Route("/api/games/{game_id}/play", play, methods=["POST"]),
+        Route("/api/games/{game_id}/step", step, methods=["POST"]),
+        Route("/api/games/{game_id}/hint", hint, methods=["POST"]),
+        Route("/api/games/{game_id}/record", record, methods=["GET"]),
+        Route("/api/replay", replay, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC)),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={WebError: web_error, HTTPException: http_error},
+        lifespan=lifespan,
+    )
+    app.state.store = store
+    return app

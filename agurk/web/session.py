@@ -1,0 +1,238 @@
+"""One game of ``agurk serve``: a match on the AEC env, its agents, and the view its owner may see.
+
+A game is played (one seat a person's, the others agents) or watched (every seat an agent).
+The view of a played game holds the person's hand only: the other hands are sent as card
+counts until the match is over, when the record (every dealt hand) may be downloaded. Every
+legal set, reason, trick winner and score is the engine's (through the env and
+:mod:`agurk.play`'s helpers).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from agents.registry import AgentSpecError, make_agent, make_agents
+from agurk.play import PlayError, legal_reason, seat_specs, sorted_hand
+from agurk_env import engine
+from agurk_env.aec_env import raw_env
+from agurk_env.agent import Agent, decide
+from agurk_env.records import card_names, partial_round_record
+from agurk_env.rules import CARDS, Rules
+
+LOG_LINES = 60
+"""Lines of the play log a view carries (the newest)."""
+
+
+class WebError(Exception):
+    """A refused request: its HTTP status and a one-line reason."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Session:
+    """One match: played from ``seat`` against ``opponents``, or watched (``seat=None``: every seat an agent).
+
+    ``opponents`` is one agent spec for every agent seat or one per agent seat in seat order
+    (as ``agurk play --opponents`` and ``agurk simulate --agents`` take them). Not thread-safe:
+    the store hands a game to one request at a time (:attr:`lock`).
+    """
+
+    def __init__(self, rules: Rules, opponents: str, seat: int | None, seed: int) -> None:
+        self.rules, self.seat, self.seed = rules, seat, seed
+        try:
+            if seat is None:
+                built = make_agents(opponents, rules.players, seed)
+                self.specs = [agent.spec for agent in built]
+                self.agents: dict[int, Agent] = dict(enumerate(built))
+            else:
+                self.specs = seat_specs(opponents, rules.players, seat)
+                self.agents = {s: make_agent(spec, seed, s) for s, spec in enumerate(self.specs) if s != seat}
+        except (AgentSpecError, PlayError) as e:
+            raise WebError(400, str(e).replace("--seat", "seat")) from None
+        self.names = [f"P{s} you" if s == seat else f"P{s} {spec}" for s, spec in enumerate(self.specs)]
+        self.env = raw_env(rules, episode="match")
+        self.env.reset(seed=seed)
+        self.lock = threading.Lock()
+        self.touched = time.monotonic()
+        self.log: deque[str] = deque(maxlen=LOG_LINES)
+        self.last_trick: dict[str, Any] | None = None
+        self.moves = 0
+        self._rounds: list[dict[str, Any]] = []
+        self._hinter: Agent | None = None
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def over(self) -> bool:
+        """The match has ended."""
+        return bool(self.env.engine_state.match_over[0])
+
+    @property
+    def to_move(self) -> int:
+        """The seat to play."""
+        return int(self.env.engine_state.cur[0])
+
+    def _humans_turn(self) -> bool:
+        return self.seat is not None and not self.over and self.to_move == self.seat
+
+    # ------------------------------------------------------------------ moves
+
+    def play(self, card: str) -> None:
+        """The person plays ``card`` (a card name), then the agents play until the person's turn or the end."""
+        if self.seat is None:
+            raise WebError(409, "this game is watched: every seat is an agent (use step)")
+        if self.over:
+            raise WebError(409, "the match is over")
+        if self.to_move != self.seat:
+            raise WebError(409, f"not your turn: {self.names[self.to_move]} is to move")
+        names = CARDS[: self.rules.num_actions]
+        if card not in names:
+            raise WebError(400, f"unknown card {card!r}; cards are {' '.join(names)}")
+        a = names.index(card)
+        if not (self.env.legal_bits() >> a) & 1:
+            held = self.env.engine_state.hands[0, self.seat, a] > 0
+            why = "you may not play" if held else "you do not hold"
+            raise WebError(422, f"illegal: {why} {card}: {legal_reason(self.rules, self.env.engine_state)}")
+        self._step(a)
+        while not self.over and self.to_move != self.seat:
+            self._agent_move()
+
+    def step(self) -> None:
+        """One agent move of a watched game."""
+        if self.seat is not None:
+            raise WebError(409, "this game is played: the agents move after your card (use play)")
+        if self.over:
+            raise WebError(409, "the match is over")
+        self._agent_move()
+
+    def start(self) -> None:
+        """Let the agents play up to the person's first turn (a played game)."""
+        while self.seat is not None and not self.over and self.to_move != self.seat:
+            self._agent_move()
+
+    def _agent_move(self) -> None:
+        s, st = self.to_move, self.env.engine_state
+        bits = np.full(1, self.env.legal_bits())
+        self._step(int(decide(self.agents[s], self.rules, st, np.zeros(1, np.int64), bits)[0]))
+
+    def _step(self, card: int) -> None:
+        """Play ``card`` for the seat to move; log it, and the trick and round it ends."""
+        env = self.env
+        st = env.engine_state
+        s, t, ends = int(st.cur[0]), int(st.trick_no[0]), len(env.round_ends)
+        env.step(card)
+        self.moves += 1
+        self.log.append(f"{self.names[s]} plays {CARDS[card]}")
+        end = env.round_ends[-1] if len(env.round_ends) > ends else None
+        after = end if end is not None else env.engine_state
+        if end is not None or int(after.trick_no[0]) > t:
+            trick = partial_round_record(self.rules, after)["tricks"][t]
+            r = int(after.round_no[0]) + 1
+            self.last_trick = {"round": r, "trick": t + 1, "plays": trick["plays"], "winner": trick["winner"]}
+            self.log.append(f"trick {t + 1} taken by {self.names[trick['winner']]}")
+        if end is not None:
+            self._rounds.append(self._round_summary(end))
+            self.log.append(f"round {int(end.round_no[0]) + 1} over")
+            if end.match_over[0]:
+                winners = ", ".join(self.names[w] for w in np.flatnonzero(end.winners[0]).tolist()) or "nobody"
+                self.log.append(f"match over: winners {winners}")
+
+    def _round_summary(self, end: engine.State) -> dict[str, Any]:
+        """Penalties, scores, lives, who went out and who rebought, of a finished round."""
+        summary = {
+            "round": int(end.round_no[0]) + 1,
+            "penalties": end.round_penalty[0].tolist(),
+            "scores": end.scores[0].tolist(),
+            "out": np.flatnonzero(end.out_now[0]).tolist(),
+            "rebought": np.flatnonzero(end.rebought_now[0]).tolist(),
+            "played": (end.alive[0] | end.out_now[0]).tolist(),
+        }
+        if self.rules.lives:
+            summary["lives"] = end.lives[0].tolist()
+        return summary
+
+    # ------------------------------------------------------------------ hint
+
+    def hint(self) -> dict[str, Any]:
+        """What ``best`` would play for the person now, and the search's value of each legal card."""
+        from agurk.web.hint import search_values
+
+        if not self._humans_turn():
+            raise WebError(409, "a hint is for your turn in a played game")
+        if self._hinter is None:
+            self._hinter = make_agent("best", self.seed + 1, self.seat or 0)
+        st = self.env.engine_state
+        bits = np.full(1, self.env.legal_bits())
+        card = int(decide(self._hinter, self.rules, st, np.zeros(1, np.int64), bits)[0])
+        method, values = search_values(self.rules, st, bits, np.random.default_rng([self.seed, self.moves]))
+        return {"card": CARDS[card], "agent": "best", "method": method, "values": values}
+
+    # ------------------------------------------------------------------ what is sent
+
+    def record(self) -> dict[str, Any]:
+        """The match record (the env's, as ``agurk play --record`` writes it): only once the match is over."""
+        if self.seat is not None and not self.over:
+            raise WebError(409, "the record holds every hand: it can be downloaded once the match is over")
+        rec = self.env.record()
+        rec["agents"] = list(self.specs)
+        return rec
+
+    def view(self) -> dict[str, Any]:
+        """The table as its owner may see it: the person's hand only (every hand when watching or over)."""
+        r, st = self.rules, self.env.engine_state
+        over, cur = self.over, self.to_move
+        show_all = self.seat is None or over
+        left = engine.cards_left(r, st)[0].tolist()
+        seats = []
+        for s in range(r.players):
+            row: dict[str, Any] = {
+                "name": self.names[s],
+                "score": int(st.scores[0, s]),
+                "cards": left[s],
+                "out": not bool(st.alive[0, s]),
+            }
+            if r.lives:
+                row["lives"] = int(st.lives[0, s])
+            if r.rebuys:
+                row["rebuys"] = int(st.rebuys[0, s])
+            if (show_all or s == self.seat) and st.alive[0, s] and not st.round_over[0]:
+                row["hand"] = [CARDS[c] for c, n in sorted_hand(r, st, s) for _ in range(n)]
+            seats.append(row)
+        trick: list[list[Any]] = []
+        if int(st.npos[0]) > 0 and not st.round_over[0]:
+            trick = partial_round_record(r, st)["tricks"][int(st.trick_no[0])]["plays"]
+        view: dict[str, Any] = {
+            "mode": "watch" if self.seat is None else "play",
+            "seat": self.seat,
+            "players": r.players,
+            "hand_size": r.hand_size,
+            "lives": bool(r.lives),
+            "rebuys": bool(r.rebuys),
+            "seed": self.seed,
+            "round": int(st.round_no[0]) + 1,
+            "trick": min(int(st.trick_no[0]) + 1, r.hand_size),
+            "dealer": int(st.dealer[0]),
+            "to_move": None if over else cur,
+            "over": over,
+            "seats": seats,
+            "current_trick": trick,
+            "top_seat": int(st.top_seat[0]) if trick else None,
+            "last_trick": self.last_trick,
+            "rounds": self._rounds,
+            "log": list(self.log),
+            "moves": self.moves,
+        }
+        if not over and (self.seat is None or cur == self.seat):
+            view["legal"] = card_names(self.env.legal_bits())
+            view["reason"] = legal_reason(r, st)
+            view["reason_code"] = engine.REASONS[int(engine.legal_reason(r, st.take(slice(0, 1)))[0])]
+        if over:
+            view["winners"] = np.flatnonzero(st.winners[0]).tolist()
+        return view

@@ -1,0 +1,339 @@
+"""``agurk serve``'s API: whole matches, records, hidden hands, every bad request, expiry, threads."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette", reason="agurk serve needs the web extra (starlette)")
+from replay import replay_record
+from starlette.testclient import TestClient
+
+from agents.registry import AGENTS, register
+from agurk import cli
+from agurk.replay import frames, parse_record, steps
+from agurk.web.app import MAX_BODY, create_app
+from agurk.web.session import Session, WebError
+from agurk.web.store import Limits, Store
+from agurk_env import engine
+from agurk_env.rules import Rules
+
+SMALL = {"rules": "standard", "players": 3, "set": ["hand_size=3"], "opponents": "guard"}
+
+
+@pytest.fixture
+def client() -> TestClient:
+    return TestClient(create_app())
+
+
+def new_game(client: TestClient, **fields: Any) -> tuple[str, dict[str, str], dict[str, Any]]:
+    r = client.post("/api/games", json={**SMALL, **fields})
+    assert r.status_code == 201, r.text
+    body = r.json()
+    return body["id"], {"X-Game-Token": body["token"]}, body["view"]
+
+
+def play_out(client: TestClient, game: str, headers: dict[str, str], pick: int = 0) -> dict[str, Any]:
+    """Play the person's legal card number ``pick`` (cycling) every turn to the end; the final view."""
+    view = client.get(f"/api/games/{game}", headers=headers).json()
+    while not view["over"]:
+        assert view["to_move"] == view["seat"]
+        card = view["legal"][pick % len(view["legal"])]
+        r = client.post(f"/api/games/{game}/play", json={"card": card}, headers=headers)
+        assert r.status_code == 200, r.text
+        view = r.json()
+    return view
+
+
+def test_a_whole_match_downloads_as_a_record_that_replays(client: TestClient) -> None:
+    game, headers, view = new_game(client, seed=3)
+    assert view["mode"] == "play" and view["players"] == 3 and not view["over"]
+    final = play_out(client, game, headers, pick=1)
+    assert final["winners"] and final["rounds"]
+    r = client.get(f"/api/games/{game}/record", headers=headers)
+    assert r.status_code == 200 and r.text.endswith("\n") and "attachment" in r.headers["content-disposition"]
+    rec = parse_record(r.text)
+    assert rec["agents"] == ["human", "guard", "guard"] and rec["winners"] == final["winners"]
+    replay_record(rec)  # every play legal, every trick winner, penalty and score as the scalar reference says
+    assert [rnd["scores"] for rnd in rec["rounds"]] == [s["scores"] for s in final["rounds"]]
+    # and the replay API opens it, every hand shown
+    frames_ = client.post("/api/replay", content=r.text).json()["frames"]
+    assert frames_ == steps(rec) and frames_[-1] == {"kind": "match", "winners": rec["winners"]}
+
+
+def test_the_person_sees_only_their_own_hand_and_another_token_sees_nothing(client: TestClient) -> None:
+    game, headers, view = new_game(client, seed=5, seat=1)
+    for s, row in enumerate(view["seats"]):
+        assert ("hand" in row) == (s == 1), row
+        assert row["cards"] == 3 - (s in {seat for seat, _ in view["current_trick"]})
+    own = view["seats"][1]["hand"]
+    assert len(own) == 3 and set(view["legal"]) <= set(own)
+    _, other_headers, _ = new_game(client, seed=6)
+    for path in ("", "/hint", "/record", "/play", "/step"):
+        method = "GET" if path in ("", "/record") else "POST"
+        kwargs = {"json": {"card": own[0]}} if path == "/play" else {}
+        r = client.request(method, f"/api/games/{game}{path}", headers=other_headers, **kwargs)
+        assert r.status_code == 403 and "token" in r.json()["error"], (path, r.text)
+        assert client.request(method, f"/api/games/{game}{path}", **kwargs).status_code == 403
+    assert client.delete(f"/api/games/{game}", headers=other_headers).status_code == 403
+    assert client.get(f"/api/games/{game}", headers=headers).json()["seats"][1]["hand"] == own  # unchanged
+
+
+def test_the_view_holds_no_hidden_card(client: TestClient) -> None:
+    """The view is the same with the other hands emptied: nothing in it comes from a hidden card."""
+    game, headers, view = new_game(client, seed=11, players=4, set=["hand_size=5"])
+    session: Session = client.app.state.store.get(game, headers["X-Game-Token"])
+    turns = 0
+    while not view["over"]:
+        st = session.env.engine_state
+        hands = st.hands.copy()
+        hands[0, 1:] = 0
+        session.env._state = engine.set_hands(session.rules, st, hands)
+        try:
+            assert session.view() == view
+        finally:
+            session.env._state = st
+        view = client.post(f"/api/games/{game}/play", json={"card": view["legal"][0]}, headers=headers).json()
+        turns += 1
+    assert turns >= 5
+
+
+def test_watch_shows_every_hand_and_steps_one_move_at_a_time(client: TestClient) -> None:
+    game, headers, view = new_game(client, mode="watch", opponents="guard,shed,random", seed=2)
+    assert view["mode"] == "watch" and view["seat"] is None
+    moves = 0
+    while not view["over"]:
+        if view["seats"][view["to_move"]].get("hand") is not None:
+            assert all("hand" in row for row in view["seats"] if not row["out"])
+        r = client.post(f"/api/games/{game}/step", headers=headers)
+        assert r.status_code == 200, r.text
+        view = r.json()
+        moves += 1
+        assert view["moves"] == moves
+    rec = parse_record(client.get(f"/api/games/{game}/record", headers=headers).text)
+    assert rec["agents"] == ["guard", "shed", "random"]
+    replay_record(rec)
+
+
+def test_hint_names_a_legal_card_with_a_value_per_legal_card(client: TestClient) -> None:
+    game, headers, view = new_game(client, seed=4)
+    r = client.post(f"/api/games/{game}/hint", headers=headers)
+    assert r.status_code == 200, r.text
+    hint = r.json()
+    assert hint["agent"] == "best" and hint["card"] in view["legal"]
+    assert set(hint["values"]) == set(view["legal"]) and all(v <= 0 for v in hint["values"].values())
+    assert "sampled deals" in hint["method"]
+
+
+def test_replay_opens_a_simulate_record(client: TestClient, tmp_path: Path) -> None:
+    out = tmp_path / "sim.jsonl"
+    assert cli.main(["simulate", "--set", "players=3", "--agents", "guard", "--matches", "2", "--out", str(out)]) == 0
+    text = out.read_text()
+    for match in (0, 1):
+        body = client.post(f"/api/replay?match={match}", content=text).json()
+        rec = parse_record(text, match)
+        assert body["frames"] == steps(rec) and len(body["frames"]) == len(frames(rec))
+        assert body["names"] == ["P0 guard", "P1 guard", "P2 guard"] and body["match"] == rec["match"]
+
+
+BIG = b'{"card": "' + b"K" * (MAX_BODY + 10) + b'"}'
+
+# (what is tried, method, path (GAME: a game of ours, WATCH: a watched game of ours), body or json, status, says)
+BAD_REQUESTS = [
+    ("malformed JSON", "post", "/api/games", b"{not json", 400, "malformed JSON"),
+    ("JSON that is not an object", "post", "/api/games", b"[1, 2]", 400, "JSON object"),
+    ("an unknown field", "post", "/api/games", {"colour": "red"}, 400, "unknown field 'colour'"),
+    ("a field of the wrong type", "post", "/api/games", {"players": "three"}, 400, "'players' must be a JSON integer"),
+    ("an unknown preset", "post", "/api/games", {"rules": "poker"}, 400, "unknown preset 'poker'"),
+    ("an unknown rule option", "post", "/api/games", {"set": ["colour=red"]}, 400, "unknown rule option 'colour'"),
+    ("a bad option value", "post", "/api/games", {"set": ["players=99"]}, 400, "players"),
+    ("a set item without =", "post", "/api/games", {"set": ["players"]}, 400, "OPTION=VALUE"),
+    ("an impossible table", "post", "/api/games", {"players": 8, "set": ["hand_size=9"]}, 400, "hand_size"),
+    ("an unknown agent", "post", "/api/games", {"opponents": "deepblue"}, 400, "unknown agent 'deepblue'"),
+    ("a missing checkpoint", "post", "/api/games", {"opponents": "ppo:/nonexistent.pt"}, 400, "ppo:/nonexistent.pt"),
+    ("too many opponent specs", "post", "/api/games", {"opponents": "guard,guard"}, 400, "opponent specs"),
+    ("a seat off the table", "post", "/api/games", {"seat": 7}, 400, "seat must be 0..3"),
+    ("a negative seed", "post", "/api/games", {"seed": -1}, 400, "seed must be"),
+    ("an unknown mode", "post", "/api/games", {"mode": "spectate"}, 400, "mode must be play or watch"),
+    ("a seat in a watched game", "post", "/api/games", {"mode": "watch", "seat": 0}, 400, "seat is for a played"),
+    ("an oversized body", "post", "/api/games", BIG, 413, "too large"),
+    ("an oversized move", "post", "GAME/play", BIG, 413, "too large"),
+    ("an unknown game id", "get", "/api/games/no-such-game", None, 404, "unknown game id"),
+    ("a move without a card", "post", "GAME/play", {}, 400, '{"card": NAME}'),
+    ("an unknown card", "post", "GAME/play", {"card": "Z"}, 400, "unknown card 'Z'"),
+    ("a card not held", "post", "GAME/play", {"card": "NOT_HELD"}, 422, "illegal: you do not hold"),
+    ("an illegal card held", "post", "GAME/play", {"card": "ILLEGAL"}, 422, "illegal: you may not play"),
+    ("a step in a played game", "post", "GAME/step", None, 409, "this game is played"),
+    ("a move in a watched game", "post", "WATCH/play", {"card": "K"}, 409, "this game is watched"),
+    ("a hint in a watched game", "post", "WATCH/hint", None, 409, "a hint is for your turn"),
+    ("the record of a match in play", "get", "GAME/record", None, 409, "once the match is over"),
+    ("a replay of a file that is no record", "post", "/api/replay", b'{"a": 1}\n', 400, "is not a game record"),
+    ("a replay of no JSON", "post", "/api/replay", b"hello\n", 400, "is not JSON"),
+    ("a replay of an empty file", "post", "/api/replay", b"", 400, "holds no game record"),
+    ("a replay of a binary file", "post", "/api/replay", b"\xff\xfe\x00", 400, "not a text file"),
+    ("a replay of a match not in the file", "post", "/api/replay?match=5", "RECORD", 400, "match 5"),
+    ("a replay with a bad match number", "post", "/api/replay?match=-1", "RECORD", 400, "match must be"),
+    ("a replay of a broken record", "post", "/api/replay", "BROKEN", 400, "malformed game record"),
+    ("an unknown route", "get", "/api/nothing", None, 404, "no such page"),
+    ("a wrong method", "delete", "/api/options", None, 405, "method not allowed"),
+]
+
+
+def _illegal_pick(view: dict[str, Any], held: bool) -> str | None:
+    own = view["seats"][view["seat"]]["hand"]
+    names = [c for c in ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A") if (c in own) == held]
+    return next((c for c in names if c not in view["legal"]), None)
+
+
+@pytest.mark.parametrize(("what", "method", "path", "body", "status", "says"), BAD_REQUESTS, ids=lambda x: str(x))
+def test_every_bad_request_gets_a_one_line_4xx_and_the_server_serves_on(
+    client: TestClient, what: str, method: str, path: str, body: Any, status: int, says: str
+) -> None:
+    # the table's first position: a seed where the person must follow and holds cards they may not play
+    game, headers, view = new_game(client, seed=1)
+    watch, watch_headers, _ = new_game(client, mode="watch", seed=1)
+    record = client.get(f"/api/games/{watch}/record", headers=watch_headers)
+    assert record.status_code == 200
+    if body == {"card": "NOT_HELD"}:
+        body = {"card": _illegal_pick(view, held=False)}
+    elif body == {"card": "ILLEGAL"}:
+        body = {"card": _illegal_pick(view, held=True)}
+        assert body["card"] is not None, "seed 1 gives the person an illegal card held"
+    elif body == "RECORD":
+        body = record.text.encode()
+    elif body == "BROKEN":
+        rec = json.loads(record.text)
+        rec["rounds"][0]["hands"] = rec["rounds"][0]["hands"][:1]
+        body = json.dumps(rec).encode()
+    sent = headers
+    if path.startswith("GAME"):
+        path = f"/api/games/{game}{path[4:]}"
+    elif path.startswith("WATCH"):
+        path, sent = f"/api/games/{watch}{path[5:]}", watch_headers
+    kwargs: dict[str, Any] = {"headers": sent}
+    if isinstance(body, bytes):
+        kwargs["content"] = body
+    elif body is not None:
+        kwargs["json"] = body
+    r = client.request(method.upper(), path, **kwargs)
+    assert r.status_code == status, (what, r.status_code, r.text)
+    error = r.json()["error"]
+    assert says in error and "\n" not in error and "Traceback" not in error, (what, error)
+    # the game and the server go on
+    assert client.get(f"/api/games/{game}", headers=headers).json() == view
+    assert client.post("/api/games", json=SMALL).status_code == 201
+
+
+TOKEN_REQUESTS = [("another browser's token", 403), ("no token", 403)]
+"""Tried on every game route by test_the_person_sees_only_their_own_hand_and_another_token_sees_nothing."""
+
+
+def test_the_bad_requests_are_in_the_docs() -> None:
+    doc = (Path(__file__).parents[1] / "docs" / "web.md").read_text()
+    for what, status in [(row[0], row[4]) for row in BAD_REQUESTS] + TOKEN_REQUESTS:
+        assert f"| {what} | {status} |" in doc, what
+
+
+def test_finished_and_idle_games_expire() -> None:
+    now = [0.0]
+    store = Store(Limits(max_games=2, idle_s=100.0, finished_s=10.0), clock=lambda: now[0])
+    rules = Rules.preset("standard", players=3, hand_size=2)
+    live, done = Session(rules, "guard", 0, 0), Session(rules, "guard", None, 0)
+    while not done.over:
+        done.step()
+    a, ta = store.add(live)
+    b, tb = store.add(done)
+    with pytest.raises(WebError) as full:
+        store.add(Session(rules, "guard", 0, 1))
+    assert full.value.status == 503
+    now[0] = 11.0
+    with pytest.raises(WebError) as gone:
+        store.get(b, tb)
+    assert gone.value.status == 404
+    assert store.get(a, ta) is live and store.sweep() == 1 and len(store) == 1
+    now[0] = 200.0
+    assert store.sweep() == 1 and len(store) == 0
+
+
+def test_a_busy_game_refuses_a_second_request(client: TestClient) -> None:
+    game, headers, _ = new_game(client)
+    session = client.app.state.store.get(game, headers["X-Game-Token"])
+    with session.lock:
+        r = client.get(f"/api/games/{game}", headers=headers)
+    assert r.status_code == 409 and "busy" in r.json()["error"]
+    assert client.get(f"/api/games/{game}", headers=headers).status_code == 200
+
+
+def test_ids_and_tokens_are_long_and_random(client: TestClient) -> None:
+    made = [new_game(client, seed=s)[:2] for s in range(5)]
+    ids, tokens = {g for g, _ in made}, {h["X-Game-Token"] for _, h in made}
+    assert len(ids) == len(tokens) == 5
+    assert all(len(g) >= 20 for g in ids) and all(len(t) >= 30 for t in tokens)
+
+
+class _Slow:
+    """An agent that thinks for a while: the shed heuristic after a sleep."""
+
+    sees_all = False
+
+    def __init__(self, spec: str) -> None:
+        from agents.heuristics import Heuristic
+
+        self.spec, self.inner = spec, Heuristic("shed", spec=spec)
+
+    def act(self, decision: Any) -> np.ndarray:
+        time.sleep(1.0)
+        return self.inner.act(decision)
+
+
+def test_a_slow_agent_never_blocks_other_users(tmp_path: Path) -> None:
+    uvicorn = pytest.importorskip("uvicorn")
+    import httpx
+
+    register("slow_test_agent", lambda spec, arg, rng: _Slow(spec), "sleeps 1 s, then plays shed")
+    try:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="error"))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            if server.started:
+                break
+            time.sleep(0.05)
+        game = httpx.post(f"{base}/api/games", json={**SMALL, "mode": "watch", "opponents": "slow_test_agent"}).json()
+        step = f"{base}/api/games/{game['id']}/step"
+        slow = threading.Thread(
+            target=httpx.post, args=(step,), kwargs={"headers": {"X-Game-Token": game["token"]}, "timeout": 10}
+        )
+        slow.start()
+        time.sleep(0.2)  # the slow move is under way in the thread pool
+        start = time.perf_counter()
+        other = httpx.post(f"{base}/api/games", json=SMALL, timeout=10)
+        answered = time.perf_counter() - start
+        slow.join()
+        assert other.status_code == 201 and answered < 0.7, answered
+        server.should_exit = True
+        thread.join(5)
+    finally:
+        AGENTS.pop("slow_test_agent", None)
+
+
+def test_serve_refuses_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["serve", "--port", "70000"]) == 2
+    assert "--port must be 1..65535" in capsys.readouterr().err
+    assert cli.main(["serve", "--max-games", "0"]) == 2
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        assert cli.main(["serve", "--port", str(s.getsockname()[1])]) == 2
+    assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
