@@ -223,6 +223,42 @@ def belief_weights(
     return normalised(loglik, per_game)
 
 
+def improve(
+    rules: Rules,
+    net: nn.Module,
+    public: engine.State,
+    candidates: np.ndarray,
+    worlds: int,
+    rng: np.random.Generator,
+    moves: Moves = "greedy",
+    rollouts: int = 1,
+    leaf: int | None = None,
+    belief: bool = False,
+    floor: float = BELIEF_FLOOR,
+) -> np.ndarray:
+    """``(k, A)`` the rollout policy-improvement operator: each candidate card's mean utility; -inf elsewhere.
+
+    For each of the ``k`` decisions (``public``: the games as the mover sees them), ``worlds``
+    deals of the unseen cards are sampled (:func:`agents.pimc.sample_worlds`), weighted by the
+    belief (:func:`belief_weights`) or uniformly, and every candidate card is played in each
+    and the round finished ``rollouts`` times by the policy at every seat, the mover's later
+    turns included (:func:`policy_rollouts`): no rollout player sees a hidden card, so the
+    values carry no strategy fusion, except in the last ``leaf`` tricks where the exact
+    solver (every seat seeing all cards) takes over. The ``argmax`` is the improved policy
+    (Tesauro & Galperin's rollout); ``agurk train``'s ``algo: expert`` learns from it.
+    """
+    k = public.batch
+    per_game = worlds * rollouts
+    states = pimc.sample_worlds(rules, public, worlds, rng)
+    weights = belief_weights(rules, net, states, worlds, floor) if belief else np.full((k, worlds), 1.0 / worlds)
+    if rollouts > 1:
+        states = states.take(np.repeat(np.arange(states.batch), rollouts))
+        weights = np.repeat(weights, rollouts, axis=1) / rollouts
+    lines = np.repeat(candidates, per_game, axis=0)
+    world, card, value = policy_rollouts(rules, net, states, lines, moves, rng, leaf)
+    return np.where(candidates, pimc.card_means(world, card, value, candidates.shape, per_game, weights), -np.inf)
+
+
 def exact_values(rules: Rules, worlds: engine.State, legal: np.ndarray, going_out: bool = False) -> np.ndarray:
     """``(k, W, A)`` exact utility of each legal card in each world (one solver call); 0 where not legal.
 

@@ -24,7 +24,7 @@ import yaml
 from agurk_env.rewards import Episode
 from agurk_env.rules import PRESETS, Rules, RulesError, split_assignment
 
-Algo = Literal["fast", "sb3"]
+Algo = Literal["fast", "sb3", "expert"]
 """The trainers: the fast batched-engine PPO, or sb3-contrib's MaskablePPO."""
 Critic = Literal["shared", "full_info"]
 """The fast trainer's value function: a head on the policy's trunk, or a network of its own on the full state."""
@@ -80,6 +80,38 @@ class EvalConfig:
     """Seed of the evaluation deals (the same deals at every evaluation)."""
     resamples: int = 400
     """Bootstrap resamples behind the 95% intervals."""
+
+
+@dataclass
+class ExpertConfig:
+    """``algo: expert``: expert iteration on the rollout operator (:func:`agents.guided.improve`)."""
+
+    init: str = ""
+    """Checkpoint or run folder whose network starts the run, e.g. a PPO run's (empty: a fresh network)."""
+    games: int = 256
+    """Self-play games played side by side per player count while a generation is collected."""
+    decisions: int = 32_768
+    """Improved decisions (positions with a choice) collected per generation; one training phase follows each."""
+    worlds: int = 8
+    """Sampled deals of the unseen cards per decision (the operator's ``worlds``)."""
+    rollouts: int = 1
+    """Rollouts per world and card (more than 1 helps with ``moves: sample`` only)."""
+    moves: Literal["greedy", "sample"] = "greedy"
+    """How every seat plays in the rollouts: the network's most probable card, or a card drawn from it."""
+    leaf: int = 0
+    """Solve the last ``leaf`` tricks of every rollout exactly (exact late, fusion-free early; ``0``: rollouts only)."""
+    belief: bool = False
+    """Weight the worlds by the likelihood of the opponents' plays this round under the network (self-play: right)."""
+    temperature: float = 0.05
+    """The improved policy is ``softmax(values / temperature)`` over the legal cards (values: utility, about -1..0)."""
+    play: Literal["improved", "policy"] = "improved"
+    """Who plays the self-play games: a card drawn from the improved policy, or from the network itself."""
+    epochs: int = 2
+    """Passes over the kept data after each generation."""
+    window: int = 4
+    """Generations of data kept for training (the newest ``window``)."""
+    value_coef: float = 0.5
+    """Weight of the value head's squared error (target: the mover's round reward, as PPO's) in the loss."""
 
 
 @dataclass
@@ -156,6 +188,8 @@ class Config:
     """Opponents of the learner."""
     eval: EvalConfig = field(default_factory=EvalConfig)
     """Periodic evaluation."""
+    expert: ExpertConfig = field(default_factory=ExpertConfig)
+    """``algo: expert`` only: the rollout operator, the self-play generations and their training."""
 
     def rule_sets(self) -> list[Rules]:
         """The :class:`Rules` of every player count trained on."""
@@ -225,6 +259,13 @@ def _check(cfg: Config) -> None:
     non_negative("eval.every", cfg.eval.every)
     for key in ("deals", "final_deals", "resamples"):
         positive(f"eval.{key}", getattr(cfg.eval, key))
+    ex = cfg.expert
+    for key in ("games", "decisions", "worlds", "rollouts", "temperature", "epochs", "window"):
+        positive(f"expert.{key}", getattr(ex, key))
+    for key in ("leaf", "value_coef"):
+        non_negative(f"expert.{key}", getattr(ex, key))
+    if ex.init and not Path(ex.init).exists():
+        raise ConfigError(f"expert.init: no checkpoint or run folder {ex.init!r}")
     if cfg.seed < 0 or cfg.eval.seed < 0:
         raise ConfigError(f"seed and eval.seed must be >= 0, not {cfg.seed} and {cfg.eval.seed}")
 

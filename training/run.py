@@ -714,13 +714,15 @@ class Schedule:
 
 
 def make_trainer(cfg: Config, resume: dict[str, Any] | None = None) -> Any:
-    """The trainer of ``cfg.algo`` (``FastTrainer`` or ``Sb3Trainer``), continuing ``resume`` if given.
+    """The trainer of ``cfg.algo`` (``FastTrainer``, ``Sb3Trainer``, ``ExpertTrainer``), continuing ``resume``.
 
     Both have ``train(schedule)`` (``schedule.after_update(step, decisions, seconds, logs)``
     after every update), ``save(path, best_score)``, ``global_step`` and ``best_score``.
     """
     if cfg.algo == "sb3":
         from training.sb3 import Sb3Trainer as Trainer
+    elif cfg.algo == "expert":
+        from training.expert import ExpertTrainer as Trainer
     else:
         from training.ppo import FastTrainer as Trainer
     return Trainer(cfg, resume)

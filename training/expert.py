@@ -1,0 +1,246 @@
+"""Expert iteration (Anthony et al. 2017) on the rollout operator: ``agurk train`` with ``algo: expert``.
+
+A **generation** plays self-play games of the current network on the batched engine (one
+batch of ``expert.games`` games per player count, every seat the same network). At every
+decision with a choice the rollout policy-improvement operator (:func:`agents.guided.improve`)
+values each legal card by rollouts in which the network plays every seat over sampled worlds
+of the unseen cards, so no rollout player sees a hidden card. Each such decision is recorded
+as (observation, legal cards, improved policy ``softmax(values / temperature)``) and, once
+its round ends, the mover's round reward (PPO's: ``-penalty_weight * penalty / limit``).
+The card played is drawn from the improved policy (``play: improved``) or the network.
+
+After each generation the network is trained on the newest ``window`` generations: cross
+entropy to the improved policy plus ``value_coef`` times the value head's squared error,
+``epochs`` passes of Adam in minibatches. The run folder (``training/run.py``) evaluates
+``latest`` every ``eval.every`` decisions and keeps the best one as ``best.pt``, exactly as
+for PPO; a checkpoint plays as ``ppo:PATH`` and can start a PPO run. ``global_step`` counts
+the improved decisions collected. The data window is not checkpointed: a resumed run starts
+it afresh (its network, optimizer and counters continue).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.guided import improve
+from agents.policy import PolicyNet, load_checkpoint, masked_log_softmax, net_from_checkpoint, pad_legal
+from agurk_env import engine, observation
+from agurk_env.agent import Decision
+from agurk_env.rules import Rules
+from training.checkpoint import save_checkpoint
+from training.config import Config, ConfigError, config_to_dict
+
+
+@dataclass
+class Data:
+    """One generation's improved decisions: inputs, masks, targets and round rewards."""
+
+    obs: np.ndarray  # (n, SIZE) float32
+    legal: np.ndarray  # (n, A) bool
+    target: np.ndarray  # (n, A) float32, the improved policy (0 off the legal cards)
+    reward: np.ndarray  # (n,) float32, the mover's round reward
+
+    @staticmethod
+    def concat(parts: list[Data]) -> Data:
+        """All parts as one."""
+        return Data(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("obs", "legal", "target", "reward")))
+
+    def __len__(self) -> int:
+        return self.reward.size
+
+
+def improved_policy(values: np.ndarray, temperature: float) -> np.ndarray:
+    """``(k, A)`` ``softmax(values / temperature)`` over the finite values (the legal cards), 0 elsewhere."""
+    finite = np.isfinite(values)
+    scaled = np.where(finite, values / temperature, -np.inf)
+    scaled = scaled - scaled.max(1, keepdims=True)
+    p = np.where(finite, np.exp(scaled), 0.0)
+    return p / p.sum(1, keepdims=True)
+
+
+def initial_net(cfg: Config, actions: int) -> PolicyNet:
+    """A fresh network, or the one of ``expert.init`` (its widths must be the config's ``hidden``)."""
+    if not cfg.expert.init:
+        return PolicyNet(observation.SIZE, actions, cfg.hidden)
+    data = load_checkpoint(cfg.expert.init)
+    if [int(h) for h in data["hidden"]] != list(cfg.hidden) or int(data["actions"]) < actions:
+        raise ConfigError(
+            f"expert.init: the checkpoint's network (hidden {list(data['hidden'])}, {data['actions']} cards) does not"
+            f" fit the config (hidden {list(cfg.hidden)}, {actions} cards)"
+        )
+    return net_from_checkpoint(data, cfg.expert.init)
+
+
+class Generations:
+    """The self-play tables, carried from one generation to the next, and the recording of improved decisions."""
+
+    def __init__(self, cfg: Config, seed: int) -> None:
+        self.cfg = cfg
+        self.rule_sets = cfg.rule_sets()
+        self.states = [engine.init(r, cfg.expert.games, seed * 1_000_003 + i) for i, r in enumerate(self.rule_sets)]
+        self.rounds = [np.zeros(cfg.expert.games, np.int64) for _ in self.rule_sets]
+
+    def play(self, net: PolicyNet, rng: np.random.Generator, actions: int) -> tuple[Data, dict[str, float]]:
+        """Play until ``expert.decisions`` are recorded and every round holding one has ended."""
+        ex = self.cfg.expert
+        parts: list[tuple[Data, int, np.ndarray, np.ndarray, np.ndarray]] = []  # data, table, game, seat, round
+        recorded, steps, started = 0, 0, time.perf_counter()
+        open_rounds = [np.zeros(ex.games, bool) for _ in self.rule_sets]  # rounds with a recorded decision
+        rewards: list[dict[tuple[int, int], np.ndarray]] = [{} for _ in self.rule_sets]
+        while recorded < ex.decisions or any(o.any() for o in open_rounds):
+            recording = recorded < ex.decisions
+            for i, rules in enumerate(self.rule_sets):
+                st = self.states[i]
+                if not recording and not open_rounds[i].any():
+                    continue
+                bits = engine.legal_bits(rules, st)
+                cards = engine.KTH_MEMBER[bits, 0].astype(np.int64)
+                free = np.flatnonzero(engine.SET_SIZE[bits] > 1)
+                if not recording:
+                    free = free[open_rounds[i][free]]  # only the rounds still owed a reward need good play
+                if free.size:
+                    d = Decision(rules, st, free, bits[free])
+                    values = improve(
+                        rules, net, d.public, d.legal, ex.worlds, rng, ex.moves, ex.rollouts, ex.leaf or None, ex.belief
+                    )
+                    target = improved_policy(values, ex.temperature)
+                    if recording:
+                        legal = pad_legal(d.legal, actions)
+                        wide = np.zeros((free.size, actions), np.float32)
+                        wide[:, : rules.num_actions] = target
+                        data = Data(d.obs.astype(np.float32), legal, wide, np.zeros(free.size, np.float32))
+                        parts.append((data, i, free, d.seat, self.rounds[i][free].copy()))
+                        open_rounds[i][free] = True
+                        recorded += free.size
+                    cards[free] = self._choose(rules, net, d, target, rng)
+                st = engine.play(rules, st, cards)
+                if st.round_over.any():
+                    ended = np.flatnonzero(st.round_over)
+                    reward = st.round_penalty[ended] / -rules.limit * self.cfg.penalty_weight
+                    for g, r in zip(ended, reward, strict=True):
+                        rewards[i][(int(g), int(self.rounds[i][g]))] = r.astype(np.float32)
+                    self.rounds[i][ended] += 1
+                    open_rounds[i][ended] = False
+                    st = engine.advance(rules, st)
+                self.states[i] = st
+            steps += 1
+        for data, i, games, seats, rounds in parts:
+            data.reward[:] = [rewards[i][(int(g), int(r))][s] for g, s, r in zip(games, seats, rounds, strict=True)]
+        seconds = time.perf_counter() - started
+        out = Data.concat([p[0] for p in parts])
+        logs = {
+            "expert/decisions_per_s": len(out) / max(seconds, 1e-9),
+            "expert/engine_steps": float(steps),
+            "expert/target_entropy": float(-(out.target * np.log(np.maximum(out.target, 1e-12))).sum(1).mean()),
+            "expert/round_reward": float(out.reward.mean()),
+        }
+        return out, logs
+
+    def _choose(
+        self, rules: Rules, net: PolicyNet, d: Decision, target: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """The cards played: drawn from the improved policy, or from the network (``play: policy``)."""
+        if self.cfg.expert.play == "improved":
+            logp = np.log(np.maximum(target, 1e-30))
+        else:
+            with torch.inference_mode():
+                logits, _ = net(torch.from_numpy(d.obs.astype(np.float32)))
+                legal = torch.from_numpy(pad_legal(d.legal, net.actions))
+                logp = masked_log_softmax(logits, legal).numpy()[:, : rules.num_actions]
+        return np.where(d.legal, logp + rng.gumbel(size=logp.shape), -np.inf).argmax(1)
+
+
+def fit(cfg: Config, net: PolicyNet, opt: torch.optim.Optimizer, data: Data, gen: torch.Generator) -> dict[str, float]:
+    """``expert.epochs`` passes of cross entropy to the improved policy plus the value loss; the mean losses."""
+    n = len(data)
+    obs, legal = torch.from_numpy(data.obs), torch.from_numpy(data.legal)
+    target, reward = torch.from_numpy(data.target), torch.from_numpy(data.reward)
+    totals = {"losses/policy_loss": 0.0, "losses/value_loss": 0.0, "expert/agreement": 0.0}
+    batches = 0
+    net.train()
+    for _ in range(cfg.expert.epochs):
+        order = torch.randperm(n, generator=gen)
+        for start in range(0, n, cfg.minibatch_size):
+            idx = order[start : start + cfg.minibatch_size]
+            logits, value = net(obs[idx])
+            logp = masked_log_softmax(logits, legal[idx])
+            policy_loss = -(target[idx] * logp).sum(1).mean()
+            value_loss = ((value - reward[idx]) ** 2).mean()
+            loss = policy_loss + cfg.expert.value_coef * value_loss
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            opt.step()
+            agree = (logp.argmax(1) == target[idx].argmax(1)).float().mean()
+            totals["losses/policy_loss"] += policy_loss.item()
+            totals["losses/value_loss"] += value_loss.item()
+            totals["expert/agreement"] += agree.item()
+            batches += 1
+    net.eval()
+    return {k: v / max(batches, 1) for k, v in totals.items()}
+
+
+class ExpertTrainer:
+    """The ``algo: expert`` trainer behind ``agurk train``: generations, training, checkpoints (see the module)."""
+
+    def __init__(self, cfg: Config, resume: dict[str, Any] | None = None) -> None:
+        self.cfg = cfg
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        torch.manual_seed(cfg.seed)
+        self.actions = max(r.num_actions for r in cfg.rule_sets())
+        self.net = initial_net(cfg, self.actions)
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.learning_rate, eps=1e-5)
+        self.rng = np.random.default_rng([cfg.seed, 0xE1])
+        self.gen = torch.Generator().manual_seed(cfg.seed + 2)
+        self.global_step = 0
+        self.generation = 0
+        self.best_score = float("-inf")
+        if resume is not None:
+            self.net.load_state_dict(resume["model"])
+            self.opt.load_state_dict(resume["optimizer"])
+            self.global_step, self.generation = int(resume["global_step"]), int(resume["update"])
+            self.best_score = float(resume["best_score"])
+            self.rng.bit_generator.state = resume["rng"]
+            self.gen.set_state(resume["torch_rng"])
+        self.tables = Generations(cfg, cfg.seed + 7919 * self.generation)
+        self.window: list[Data] = []
+
+    def save(self, path: Path, best_score: float) -> None:
+        """Write the checkpoint (network, optimizer, counters) atomically to ``path``."""
+        self.best_score = best_score
+        save_checkpoint(
+            path,
+            self.net,
+            algo="expert",
+            config=config_to_dict(self.cfg),
+            optimizer=self.opt.state_dict(),
+            global_step=self.global_step,
+            update=self.generation,
+            best_score=best_score,
+            rng=self.rng.bit_generator.state,
+            torch_rng=self.gen.get_state(),
+        )
+
+    def train(self, schedule: Any) -> None:
+        """Generations until ``total_steps`` improved decisions (or ``time_limit``); ``schedule`` after each."""
+        cfg = self.cfg
+        started = time.perf_counter()
+        while self.global_step < cfg.total_steps:
+            tick = time.perf_counter()
+            data, logs = self.tables.play(self.net, self.rng, self.actions)
+            self.window = [*self.window, data][-cfg.expert.window :]
+            logs |= fit(cfg, self.net, self.opt, Data.concat(self.window), self.gen)
+            self.global_step += len(data)
+            self.generation += 1
+            logs["charts/decisions_per_update"] = float(len(data))
+            logs["expert/generation"] = float(self.generation)
+            schedule.after_update(self.global_step, len(data), time.perf_counter() - tick, logs)
+            if cfg.time_limit and time.perf_counter() - started > cfg.time_limit * 60:
+                break
