@@ -1,0 +1,336 @@
+// agurk serve's page: play, watch and replay. Every rule is the server's (the engine's): this script only shows
+// what the view says (the legal cards, the reason, the trick, the scores) and sends the card clicked.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+let game = null;        // {id, token, view}
+let tab = "play";
+let timer = null;       // the watch loop
+let paused = false;
+let watching = 0;       // the watch loop's generation: a new loop makes the old one stop
+let replay = null;      // {names, frames, at, head}
+let lastRecord = null;  // the text of the finished game's record
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k.startsWith("data-")) node.setAttribute(k, v);
+    else node[k] = v;
+  }
+  for (const c of children) node.append(c);
+  return node;
+}
+
+function say(text, kind = "") {
+  const m = $("message");
+  m.textContent = text;
+  m.className = kind;
+}
+
+async function api(method, path, body, raw = false) {
+  const headers = {};
+  if (game) headers["X-Game-Token"] = game.token;
+  let payload;
+  if (body !== undefined) {
+    if (typeof body === "string") payload = body;
+    else { payload = JSON.stringify(body); headers["Content-Type"] = "application/json"; }
+  }
+  const r = await fetch(path, {method, headers, body: payload});
+  if (!r.ok) {
+    let why = r.statusText;
+    try { why = (await r.json()).error; } catch (e) { /* not JSON */ }
+    throw new Error(why);
+  }
+  return raw ? r.text() : r.json();
+}
+
+function card(name, classes = "") {
+  return el("span", {class: "card " + classes, "data-card": name}, name === "X" ? "🃏" : name);
+}
+
+// ------------------------------------------------------------------ setup
+
+async function loadOptions() {
+  const o = await api("GET", "/api/options");
+  for (const p of o.presets) $("preset").append(el("option", {value: p}, p));
+  for (const a of o.agents) $("agent-list").append(el("option", {value: a.spec.split("[")[0], label: a.help}));
+}
+
+function setTab(name) {
+  tab = name;
+  for (const b of document.querySelectorAll(".tab")) b.classList.toggle("active", b.dataset.tab === name);
+  for (const n of document.querySelectorAll(".for-play")) n.classList.toggle("hidden", name !== "play");
+  for (const n of document.querySelectorAll(".for-watch")) n.classList.toggle("hidden", name !== "watch");
+  $("setup").classList.toggle("hidden", name === "replay");
+  $("replay-setup").classList.toggle("hidden", name !== "replay");
+  $("replay-view").classList.toggle("hidden", name !== "replay");
+  $("game").classList.toggle("hidden", name === "replay" || !game);
+  say("");
+}
+
+function newGameBody() {
+  const sets = $("set").value.split(/[\n,]/).map((s) => s.trim()).filter((s) => s);
+  const body = {rules: $("preset").value, set: sets, players: Number($("players").value), seed: Number($("seed").value)};
+  if (tab === "watch") Object.assign(body, {mode: "watch", opponents: $("agents").value});
+  else Object.assign(body, {mode: "play", opponents: $("opponents").value, seat: Number($("seat").value)});
+  return body;
+}
+
+async function start() {
+  stopWatch();
+  if (game) { api("DELETE", `/api/games/${game.id}`).catch(() => {}); }
+  game = null;
+  lastRecord = null;
+  say("dealing…");
+  try {
+    const made = await api("POST", "/api/games", newGameBody());
+    game = {id: made.id, token: made.token, view: made.view};
+    say("");
+    $("game").classList.remove("hidden");
+    show(made.view);
+    if (tab === "watch") { paused = false; $("pause").textContent = "Pause"; watchLoop(); }
+  } catch (e) {
+    say(e.message, "error");
+  }
+}
+
+// ------------------------------------------------------------------ the table
+
+function seatBox(view, s, row) {
+  const box = el("div", {class: "seat", "data-seat": String(s)});
+  if (row.out) box.classList.add("out");
+  if (view.to_move === s) box.classList.add("to-move");
+  if (view.winners && view.winners.includes(s)) box.classList.add("winner");
+  const facts = [`score ${row.score}`];
+  if (view.lives) facts.push(`lives ${row.lives}`);
+  if (view.rebuys) facts.push(`rebuys ${row.rebuys}`);
+  facts.push(row.out ? "out" : `${row.cards} cards`);
+  if (s === view.dealer) facts.push("dealer");
+  box.append(el("div", {class: "name"}, row.name), el("div", {class: "facts"}, facts.join(" · ")));
+  if (row.hand && s !== view.seat) {
+    const shown = el("div", {class: "open-hand"});
+    for (const c of row.hand) shown.append(card(c, "small"));
+    box.append(shown);
+  }
+  return box;
+}
+
+function show(view) {
+  game.view = view;
+  $("game").dataset.moves = String(view.moves);
+  const names = view.seats.map((r) => r.name);
+  $("status-line").textContent = view.over
+    ? `match over · ${view.rounds.length} rounds · seed ${view.seed}`
+    : `round ${view.round} · trick ${view.trick}/${view.hand_size} · dealer P${view.dealer} · ${names[view.to_move]} to move`;
+  const seats = $("seats");
+  seats.replaceChildren(...view.seats.map((row, s) => seatBox(view, s, row)));
+
+  const trick = $("trick");
+  trick.replaceChildren();
+  if (view.current_trick.length) {
+    for (const [s, c] of view.current_trick) {
+      const top = s === view.top_seat;
+      trick.append(el("div", {class: "play" + (top ? " top" : ""), "data-seat": String(s)},
+        card(c), el("div", {class: "who"}, names[s] + (top ? " ★ top" : ""))));
+    }
+  } else {
+    trick.append(el("div", {class: "empty"}, view.over ? "" : `${names[view.to_move]} leads`));
+  }
+  const last = view.last_trick;
+  $("last-trick").textContent = last
+    ? `last trick (round ${last.round}, trick ${last.trick}): ` +
+      last.plays.map(([s, c]) => `P${s} ${c}`).join(", ") + ` · taken by ${names[last.winner]}`
+    : "";
+
+  const hand = $("hand");
+  hand.replaceChildren();
+  const mine = view.seat !== null && view.seats[view.seat].hand;
+  const myTurn = !view.over && view.seat !== null && view.to_move === view.seat;
+  if (mine) {
+    mine.forEach((c, i) => {
+      const legal = myTurn && view.legal.includes(c);
+      const b = el("button", {class: "card big " + (legal ? "legal" : "dimmed"), "data-card": c, id: `card-${i}`},
+        c === "X" ? "🃏" : c);
+      b.title = myTurn ? (legal ? "legal: " : "not legal: ") + view.reason : "wait for your turn";
+      b.addEventListener("click", () => clickCard(c, legal));
+      hand.append(b);
+    });
+  }
+  $("reason").textContent = myTurn ? `why: ${view.reason}` : (view.mode === "watch" && !view.over && view.reason
+    ? `${names[view.to_move]} may play ${view.legal.join(" ")}: ${view.reason}` : "");
+  $("hand-area").classList.toggle("hidden", view.mode === "watch" && view.over);
+  $("hint").disabled = !myTurn;
+  $("hint-area").classList.toggle("hidden", view.mode !== "play");
+  if (!myTurn) $("hint-out").textContent = "";
+
+  const rounds = $("rounds");
+  rounds.replaceChildren(el("tr", {}, el("th", {}, "round"), ...names.map((n) => el("th", {}, n))));
+  for (const r of view.rounds) {
+    rounds.append(el("tr", {}, el("td", {}, String(r.round)), ...names.map((_, s) => {
+      let text = r.played[s] ? `+${r.penalties[s]} → ${r.scores[s]}` : "–";
+      if (r.lives && r.played[s]) text += ` (${r.lives[s]} lives)`;
+      if (r.out.includes(s)) text += " OUT";
+      if (r.rebought.includes(s)) text += " rebought";
+      return el("td", {}, text);
+    })));
+  }
+  $("log").replaceChildren(...view.log.slice(-14).map((line) => el("li", {}, line)));
+
+  $("over").classList.toggle("hidden", !view.over);
+  if (view.over) {
+    const won = view.winners.map((s) => names[s]).join(", ") || "nobody";
+    const you = view.seat === null ? "" : (view.winners.includes(view.seat) ? " · you win!" : " · you lose");
+    $("over-text").textContent = `Match over · winners: ${won}${you}`;
+  }
+}
+
+async function clickCard(c, legal) {
+  const view = game.view;
+  if (view.over || view.to_move !== view.seat) { say("wait for your turn", "error"); return; }
+  if (!legal) {
+    const held = view.seats[view.seat].hand.includes(c);
+    say(`illegal: you ${held ? "may not play" : "do not hold"} ${c}: ${view.reason}`, "error");
+    return;
+  }
+  say("");
+  for (const b of document.querySelectorAll("#hand button")) b.disabled = true;
+  try {
+    show(await api("POST", `/api/games/${game.id}/play`, {card: c}));
+  } catch (e) {
+    say(e.message, "error");
+    show(await api("GET", `/api/games/${game.id}`));
+  }
+}
+
+async function hint() {
+  $("hint-out").textContent = "thinking…";
+  try {
+    const h = await api("POST", `/api/games/${game.id}/hint`);
+    const values = Object.entries(h.values).sort((a, b) => b[1] - a[1])
+      .map(([c, v]) => `${c}: ${v.toFixed(2)}`).join(" · ");
+    $("hint-out").textContent = `${h.agent} plays ${h.card} — values (${h.method}, higher is better): ${values}`;
+    for (const b of document.querySelectorAll("#hand button")) b.classList.toggle("hinted", b.dataset.card === h.card);
+  } catch (e) {
+    $("hint-out").textContent = e.message;
+  }
+}
+
+// ------------------------------------------------------------------ watch
+
+function stopWatch() {
+  if (timer) clearTimeout(timer);
+  timer = null;
+  watching += 1;  // a step already sent is shown, but starts no further step
+}
+
+function watchLoop() {
+  stopWatch();
+  if (!game || game.view.over || paused || tab !== "watch") return;
+  const mine = watching;
+  timer = setTimeout(async () => {
+    timer = null;
+    try {
+      const view = await api("POST", `/api/games/${game.id}/step`);
+      if (mine !== watching) return;
+      show(view);
+      watchLoop();
+    } catch (e) {
+      say(e.message, "error");
+    }
+  }, Number($("speed").value));
+}
+
+// ------------------------------------------------------------------ records and replay
+
+async function download() {
+  const text = await api("GET", `/api/games/${game.id}/record`, undefined, true);
+  lastRecord = text;
+  const url = URL.createObjectURL(new Blob([text], {type: "application/x-ndjson"}));
+  const a = el("a", {href: url, download: `agurk-seed${game.view.seed}.jsonl`});
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+async function openReplay(text, match) {
+  try {
+    const data = await api("POST", `/api/replay?match=${match}`, text);
+    replay = {names: data.names, frames: data.frames, at: 0, head: `seed ${data.seed} · match ${data.match}`};
+    say("");
+    showFrame();
+  } catch (e) {
+    say(e.message, "error");
+  }
+}
+
+function showFrame() {
+  const f = replay.frames[replay.at];
+  $("replay-pos").textContent = `${replay.at + 1}/${replay.frames.length}`;
+  const box = $("replay-frame");
+  box.replaceChildren();
+  if (f.kind === "trick") {
+    $("replay-head").textContent = `${replay.head} · round ${f.round} · trick ${f.trick}/${f.tricks} · dealer P${f.dealer}`;
+    const played = Object.fromEntries(f.plays.map(([s, c]) => [s, c]));
+    f.hands.forEach((hand, s) => {
+      const row = el("div", {class: "replay-seat" + (f.winner === s ? " winner" : "")}, el("span", {class: "name"}, replay.names[s]));
+      if (hand === null) row.append(el("span", {class: "facts"}, "out"));
+      else for (const c of hand) row.append(card(c, "small" + (played[s] === c ? " played-card" : "")));
+      box.append(row);
+    });
+    box.append(el("div", {class: "replay-plays"}, "plays: " + f.plays.map(([s, c]) => `P${s} ${c}`).join(", ") +
+      (f.winner === null ? "" : ` · taken by ${replay.names[f.winner]}`)));
+  } else if (f.kind === "round") {
+    $("replay-head").textContent = `${replay.head} · round ${f.round} over`;
+    f.rows.forEach((r, s) => {
+      let text = `penalty ${r.penalty}, score ${r.score}`;
+      if (r.lives !== undefined) text += `, lives ${r.lives}`;
+      if (r.out) text += ", OUT";
+      if (r.rebought) text += ", rebought";
+      box.append(el("div", {class: "replay-seat"}, el("span", {class: "name"}, replay.names[s]), el("span", {}, text)));
+    });
+  } else {
+    $("replay-head").textContent = `${replay.head} · match over`;
+    box.append(el("div", {class: "replay-plays"}, "winners: " + (f.winners.map((s) => replay.names[s]).join(", ") || "nobody")));
+  }
+}
+
+function stepReplay(by) {
+  if (!replay) { say("open a record first", "error"); return; }
+  replay.at = Math.max(0, Math.min(replay.frames.length - 1, replay.at + by));
+  showFrame();
+}
+
+// ------------------------------------------------------------------ wiring
+
+for (const b of document.querySelectorAll(".tab")) b.addEventListener("click", () => setTab(b.dataset.tab));
+$("start").addEventListener("click", start);
+$("pause").addEventListener("click", () => {
+  paused = !paused;
+  $("pause").textContent = paused ? "Resume" : "Pause";
+  if (!paused) watchLoop();
+});
+$("speed").addEventListener("change", () => { if (timer) watchLoop(); });  // a step in flight goes on at the new speed
+$("hint").addEventListener("click", hint);
+$("download").addEventListener("click", download);
+$("replay-this").addEventListener("click", async () => {
+  const text = lastRecord || await api("GET", `/api/games/${game.id}/record`, undefined, true);
+  setTab("replay");
+  $("replay-match").value = "0";
+  await openReplay(text, 0);
+});
+$("replay-open").addEventListener("click", async () => {
+  const file = $("replay-file").files[0];
+  if (!file) { say("choose a record file (.jsonl) first", "error"); return; }
+  await openReplay(await file.text(), Number($("replay-match").value));
+});
+$("replay-prev").addEventListener("click", () => stepReplay(-1));
+$("replay-next").addEventListener("click", () => stepReplay(1));
+document.addEventListener("keydown", (e) => {
+  if (tab === "replay" && replay && e.target.tagName !== "INPUT") {
+    if (e.key === "ArrowRight" || e.key === "n") stepReplay(1);
+    if (e.key === "ArrowLeft" || e.key === "p") stepReplay(-1);
+  }
+});
+loadOptions().catch((e) => say(e.message, "error"));

@@ -1,0 +1,220 @@
+"""``agurk serve``'s page in a real browser (Debian's chromium through chromedriver and Selenium).
+
+A whole match played by clicking, an illegal card refused with its reason, the record
+downloaded and replayed step by step, a simulate record opened from a file, a watched game.
+``AGURK_SCREENSHOTS=docs/img`` saves the table's screenshots there (the docs' images).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette", reason="agurk serve needs the web extra")
+pytest.importorskip("uvicorn", reason="agurk serve needs the web extra")
+pytest.importorskip("selenium", reason="the browser tests drive chromium with selenium (test extra)")
+
+import uvicorn
+from replay import replay_record
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from agurk import cli
+from agurk.replay import parse_record, steps
+from agurk.web.app import create_app
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM and CHROMEDRIVER),
+    reason="the browser tests need Debian's chromium and chromium-driver (apt-get install chromium chromium-driver; "
+    ".ci/run installs them)",
+)
+WAIT_S = 30
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + WAIT_S
+    while not server.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[WebDriver]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,1000"):
+        options.add_argument(arg)
+    options.add_experimental_option("prefs", {"download.default_directory": str(tmp_path)})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.implicitly_wait(0)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait(driver: WebDriver, condition, what: str):
+    return WebDriverWait(driver, WAIT_S).until(condition, message=what)
+
+
+def screenshot(driver: WebDriver, name: str) -> None:
+    folder = os.environ.get("AGURK_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(Path(folder) / name))
+
+
+def setup_game(driver: WebDriver, base_url: str, players: int, options: str, seed: int, **fields: str) -> None:
+    driver.get(base_url)
+    wait(driver, lambda d: len(Select(d.find_element(By.ID, "preset")).options) > 1, "the presets load")
+    for field, value in {"players": str(players), "set": options, "seed": str(seed), **fields}.items():
+        box = driver.find_element(By.ID, field)
+        box.clear()
+        box.send_keys(value)
+    driver.find_element(By.ID, "start").click()
+
+
+HAND_STATE = """
+const cards = [...document.querySelectorAll("#hand button")];
+const lit = cards.filter((b) => b.classList.contains("legal"));
+return [cards.map((b) => b.dataset.card), lit.map((b) => b.dataset.card),
+        !document.getElementById("over").classList.contains("hidden"),
+        Number(document.getElementById("game").dataset.moves)];
+"""
+
+
+def hand_state(driver: WebDriver) -> tuple[list[str], list[str], bool, int]:
+    """The cards of the hand, the lit ones, whether the match is over, and the moves played (one snapshot)."""
+    names, lit, over, moves = driver.execute_script(HAND_STATE)
+    return names, lit, over, moves
+
+
+def test_play_a_whole_match_by_clicking_then_download_and_replay_it(
+    browser: WebDriver, base_url: str, tmp_path: Path
+) -> None:
+    setup_game(browser, base_url, players=3, options="hand_size=3", seed=1, opponents="guard")
+    refused = clicks = 0
+    while True:
+        wait(browser, lambda d: hand_state(d)[2] or hand_state(d)[1], "your turn or the match's end")
+        names, lit, over, moves = hand_state(browser)
+        if over:
+            break
+        dimmed = [c for c in names if c not in lit]
+        if dimmed and refused < 3:
+            if not refused:  # the hint: best's card, lit, and a value for every lit card
+                browser.find_element(By.ID, "hint").click()
+                hint = wait(browser, ec.text_to_be_present_in_element((By.ID, "hint-out"), "best plays"), "the hint")
+                assert hint
+                text = browser.find_element(By.ID, "hint-out").text
+                assert text.split("best plays ")[1].split(" ")[0] in lit and all(f"{c}:" in text for c in lit)
+                screenshot(browser, "table.png")
+            reason = browser.find_element(By.ID, "reason").text
+            browser.find_element(By.CSS_SELECTOR, f'#hand button.dimmed[data-card="{dimmed[0]}"]').click()
+            message = browser.find_element(By.ID, "message").text
+            assert message.startswith(f"illegal: you may not play {dimmed[0]}:"), message
+            assert reason.removeprefix("why: ") in message
+            assert hand_state(browser) == (names, lit, False, moves)  # nothing was played
+            refused += 1
+        browser.find_element(By.CSS_SELECTOR, f'#hand button.legal[data-card="{lit[-1]}"]').click()
+        clicks += 1
+        wait(browser, lambda d, m=moves: hand_state(d)[3] > m, "the play is answered")
+    assert refused >= 1, "seed 1 gives the person a card it may not play at least once"
+    assert clicks >= 3 and "Match over" in browser.find_element(By.ID, "over-text").text
+    screenshot(browser, "match-over.png")
+
+    browser.find_element(By.ID, "download").click()
+    deadline = time.monotonic() + WAIT_S
+    while not list(tmp_path.glob("agurk-seed1*.jsonl")):
+        assert time.monotonic() < deadline, "the record was not downloaded"
+        time.sleep(0.1)
+    time.sleep(0.3)
+    rec = parse_record(next(tmp_path.glob("agurk-seed1*.jsonl")).read_text())
+    assert rec["agents"] == ["human", "guard", "guard"]
+    replay_record(rec)
+    shown = browser.find_element(By.ID, "rounds").find_elements(By.TAG_NAME, "tr")
+    assert len(shown) == len(rec["rounds"]) + 1  # the header row, then one per round
+
+    browser.find_element(By.ID, "replay-this").click()
+    pos = wait(browser, ec.visibility_of_element_located((By.ID, "replay-pos")), "the replay opens")
+    total = len(steps(rec))
+    assert pos.text == f"1/{total}"
+    assert "round 1 · trick 1/3" in browser.find_element(By.ID, "replay-head").text
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#replay-frame .replay-seat")) == 3
+    first = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#replay-frame .card")]
+    assert len(first) == 9  # every hand shown: 3 seats x 3 cards
+    for i in range(2, total + 1):
+        browser.find_element(By.ID, "replay-next").click()
+        assert pos.text == f"{i}/{total}"
+    assert "match over" in browser.find_element(By.ID, "replay-head").text
+    browser.find_element(By.ID, "replay-prev").click()
+    assert pos.text == f"{total - 1}/{total}"
+
+
+def test_open_a_simulate_record_from_a_file_and_step_through_it(
+    browser: WebDriver, base_url: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "sim.jsonl"
+    args = ["simulate", "--set", "players=3", "--set", "hand_size=2", "--agents", "guard", "--matches", "2"]
+    assert cli.main([*args, "--out", str(out)]) == 0
+    browser.get(base_url)
+    browser.find_element(By.ID, "tab-replay").click()
+    browser.find_element(By.ID, "replay-file").send_keys(str(out))
+    browser.find_element(By.ID, "replay-match").clear()
+    browser.find_element(By.ID, "replay-match").send_keys("1")
+    browser.find_element(By.ID, "replay-open").click()
+    total = len(steps(parse_record(out.read_text(), 1)))
+    pos = wait(browser, ec.text_to_be_present_in_element((By.ID, "replay-pos"), f"1/{total}"), "the replay opens")
+    assert pos
+    assert "match 1" in browser.find_element(By.ID, "replay-head").text
+    for _ in range(total - 1):
+        browser.find_element(By.ID, "replay-next").click()
+    assert browser.find_element(By.ID, "replay-pos").text == f"{total}/{total}"
+    assert "winners" in browser.find_element(By.ID, "replay-frame").text
+    # a file that is no record: the server's one-line reason, shown
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("hello\n")
+    browser.find_element(By.ID, "replay-file").send_keys(str(bad))
+    browser.find_element(By.ID, "replay-match").clear()
+    browser.find_element(By.ID, "replay-match").send_keys("0")
+    browser.find_element(By.ID, "replay-open").click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "message"), "is not JSON"), "the reason is shown")
+
+
+def test_watch_agents_play_a_match(browser: WebDriver, base_url: str) -> None:
+    browser.get(base_url)
+    browser.find_element(By.ID, "tab-watch").click()
+    Select(browser.find_element(By.ID, "speed")).select_by_visible_text("fastest")
+    setup_game(browser, base_url, players=3, options="hand_size=2", seed=2)
+    browser.find_element(By.ID, "tab-watch").click()  # setup_game reloaded the page
+    Select(browser.find_element(By.ID, "speed")).select_by_visible_text("fastest")
+    agents = browser.find_element(By.ID, "agents")
+    agents.clear()
+    agents.send_keys("guard,shed,random")
+    browser.find_element(By.ID, "start").click()
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".open-hand .card"), "every hand is shown")
+    screenshot(browser, "watch.png")
+    wait(browser, ec.visibility_of_element_located((By.ID, "over")), "the watched match ends")
+    assert "winners" in browser.find_element(By.ID, "over-text").text
