@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.best import EVERY_TRICK_SEARCH, POLICY_FROM, SEARCH, Best
+from agents.fictive import OBJECTIVES, Fictive
 from agents.heuristics import DESCRIPTIONS, Heuristic
 from agents.pimc import EXACT_TRICKS, PIMC, Oracle
 from agurk_env.agent import Agent, RandomAgent
@@ -137,6 +138,26 @@ register(
     "CHEATING reference (sees every hidden hand): the exact solver's best card on the true deal, ties by"
     " rollouts on it (default; tricks, tie as for pimc), or E=rollout: the pimc rollouts on the true deal",
     arg="eval=E;worlds=N;rollout=R;tricks=N;tie=T",
+    optional=True,
+)
+
+
+def _fictive(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
+    """``fictive[:objective=match|round]``: the best response; the maxN oracle where it cannot simulate the table."""
+    objective = str(_search_options(spec, arg, {"objective": "match"})["objective"])
+    if objective not in OBJECTIVES:
+        raise AgentSpecError(f"objective in agent {spec!r} must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
+    return Fictive(AGENTS["oracle"].factory("oracle", None, rng), objective=objective, spec=spec)
+
+
+register(
+    "fictive",
+    _fictive,
+    "CHEATING reference, the fictive player (sees every hidden hand): the exact best response to the table's actual"
+    " opponents, every line of its own cards to the round's end searched with the others played by their agents"
+    " (exact against deterministic ones, the heuristics; against any other, the oracle's card). objective=match"
+    " (default): stay in, then put others out, then the least own penalty; objective=round: the least own penalty",
+    arg="objective=match|round",
     optional=True,
 )
 
@@ -318,7 +339,16 @@ def make_agents(spec_string: str, players: int, seed: int) -> list[Agent]:
         )
     for spec in dict.fromkeys(specs):
         parse_spec(spec)  # report a bad spec before building anything
-    return [make_agent(spec, seed, seat) for seat, spec in enumerate(specs)]
+    return introduce([make_agent(spec, seed, seat) for seat, spec in enumerate(specs)])
+
+
+def introduce(agents: list[Agent]) -> list[Agent]:
+    """Tell every agent that asks (``meet_table``: the fictive player) which agent plays each seat; returns them."""
+    for agent in {id(agent): agent for agent in agents}.values():
+        meet = getattr(agent, "meet_table", None)
+        if callable(meet):
+            meet(agents)
+    return agents
 
 
 def opponents(spec_string: str, players: int) -> Callable[[int], list[Agent]]:

@@ -11,6 +11,11 @@ Beside it, the search on the solver: decisions per second of ``pimc:eval=exact``
 rollout ``pimc`` (both ``worlds`` worlds, default 16), one game per call through
 :func:`agurk_env.agent.decide`, in standard 4 x 7 on the same ``decisions`` positions: every
 ply of round 1 of matches ``0, 1, ...`` of ``seed`` under random play, first lead to last card.
+
+And the fictive player's search, :func:`agents.fictive.best_response`, on the same deals of
+:data:`FICTIVE_CONFIGS`: from every seat's first decision of round 1 (the seats before it in
+the first trick played by ``guard``) to the round's end, against ``guard`` in every other seat,
+one seat per call and then every seat of every deal in batches (:func:`bench_fictive`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "4x7_every_trick_preset": ("every_trick", {}),
 }
 """Each measured configuration: a preset and the options changed on top of it."""
+
+
+FICTIVE_CONFIGS = ("4x7", "4x7_every_trick", "4x7_every_trick_preset")
+"""The configurations of :data:`CONFIGS` the fictive player's search is measured on."""
 
 
 PIMC_SPECS: dict[str, str] = {"pimc_exact": "pimc:eval=exact;worlds={w}", "pimc_rollout": "pimc:worlds={w}"}
@@ -79,8 +88,47 @@ def bench_solver(
                 "rules": label,
                 "path": "numba" if jit else "python",
             }
+        if name in FICTIVE_CONFIGS:
+            result[f"fictive_{name}"] = bench_fictive(rules, deals, seed) | {"rules": label}
     result.update(bench_pimc(decisions=decisions, worlds=worlds, seed=seed))
     return result
+
+
+def bench_fictive(rules: Any, deals: int, seed: int) -> dict[str, Any]:
+    """Milliseconds per seat of the best response against ``guard``: one seat per call (median, max) and batched."""
+    import numpy as np
+
+    from agents.belief import concat
+    from agents.fictive import CHUNK, best_response
+    from agents.heuristics import Heuristic
+    from agurk_env import engine
+    from agurk_env.agent import act_seats
+
+    table = [Heuristic("guard")] * rules.players
+    state = engine.init(rules, deals, seed)
+    firsts = []
+    for _ in range(rules.players):  # every seat's first decision: the seats before it played guard's card
+        firsts.append(state)
+        state = engine.play(rules, state, act_seats(rules, state, engine.legal_bits(rules, state), table))
+    roots = concat(firsts)
+    best_response(rules, roots.take(np.arange(1)), table)  # first-call costs (the engine's compile or load) apart
+    times = []
+    for i in range(roots.batch):
+        t = time.perf_counter()
+        best_response(rules, roots.take(np.array([i])), table)
+        times.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    for start in range(0, roots.batch, CHUNK):
+        best_response(rules, roots.take(np.arange(start, min(start + CHUNK, roots.batch))), table)
+    batched = (time.perf_counter() - t) / roots.batch
+    ms = np.array(times) * 1e3
+    return {
+        "median_ms": float(np.median(ms)),
+        "max_ms": float(ms.max()),
+        "batched_ms_per_seat": batched * 1e3,
+        "seats": roots.batch,
+        "chunk": CHUNK,
+    }
 
 
 def bench_pimc(decisions: int = 280, worlds: int = 16, seed: int = 0) -> dict[str, dict[str, Any]]:

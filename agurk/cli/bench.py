@@ -136,7 +136,9 @@ def add_parser(sub: Any) -> None:
             "(its compile or cache load is reported apart); the pure-Python path solves the same deals until\n"
             "--seconds have passed per configuration, and says how many. Then the search on the solver beside\n"
             "the rollout search: decisions/s of pimc:eval=exact and of pimc (--worlds each), one game per call,\n"
-            "on the same --decisions positions of standard 4x7 (every ply of round 1 under random play)."
+            "on the same --decisions positions of standard 4x7 (every ply of round 1 under random play). And the\n"
+            "fictive player's best response (agents.fictive) on the 4x7 deals: ms per seat from each seat's first\n"
+            "decision to the round's end against guard, one seat per call and batched, beside the solver's lines."
         ),
         epilog="examples:\n  agurk bench solver\n  agurk bench solver --deals 50 --seconds 5 --decisions 140 --json",
     )
@@ -315,6 +317,13 @@ def _solver(args: argparse.Namespace) -> int:
                     f"{key:<30} median {r['median_ms']:>9.2f} ms  max {r['max_ms']:>10.2f} ms"
                     f"  ({r['deals']} deals, {r['rules']})"
                 )
+        if f"fictive_{name}" in result:
+            r = result[f"fictive_{name}"]
+            print(
+                f"{'fictive ' + name:<30} median {r['median_ms']:>9.2f} ms  max {r['max_ms']:>10.2f} ms"
+                f"  batched {r['batched_ms_per_seat']:.2f} ms per seat  ({r['seats']} seats: each seat's first"
+                " decision to the round's end, guard elsewhere)"
+            )
     for key in PIMC_SPECS:
         r = result[key]
         print(

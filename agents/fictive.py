@@ -1,0 +1,317 @@
+"""The fictive player: the exact best response that sees every card, to the table's actual opponents.
+
+Relative skill (Borm and van der Genugten) measures a real player against the **fictive
+player**: the one who knows every chance outcome (here: every hand) and plays optimally
+against the same opponents. :class:`Fictive` is that player for one round at a time.
+
+**Search.** At a decision of its seat (the *focal* seat) it reads the true deal and
+enumerates every line of its own cards to the end of the round, exactly: a tree over the
+focal's choices only, in which the other seats are played by **their actual agent
+objects**, asked on copies of the engine state (:func:`best_response`). All games of a
+decision and all branches are one batch: each step asks every agent once for all the
+states where it is to move and plays one card in every state with :func:`engine.play`.
+The rules are the engine's (``legal_bits``, ``play``); a mover with one legal card plays it
+without being asked (any agent would). The opponents must be deterministic for that to be
+exact: an agent is simulated when it is a :class:`~agents.heuristics.Heuristic` or says
+``deterministic = True`` (its card a function of the state it is shown). The best line's
+later decisions are kept (keyed by a 64-bit hash of the state, a card checked legal before
+use, dropped once used), so a round is searched once per seat and followed while the
+opponents play as predicted, which they do; the card is the one a new search would give.
+
+**Objective.** Lexicographic, the least first, on the round's end (``objective``):
+
+- ``"match"`` (default): (1) the focal seat stays in the match, (2) as many other seats as
+  possible go out this round, (3) the least own round penalty, (4) the most penalty for
+  the others together. A round's line also decides who is knocked out, so this is the
+  match-aware order; it is still one round at a time (later rounds are not searched).
+- ``"round"``: (1) the least own round penalty, (2) the most penalty for the others: the
+  round's best response, whose penalty is never above any other agent's on the same
+  deal, seat and opponents.
+
+Equal lines go to the lowest card (action order). **Fallback**: where some other seat still
+in the match is not deterministic (``random``, ``pimc``, another fictive player, a
+sampling policy) or the table is unknown, the decision is the ``fallback`` agent's (the
+registry gives the maxN oracle, ``oracle``: the exact solver's card on the true deal,
+which is **not** a best response to those opponents); :attr:`Fictive.counts` tallies both.
+
+**The table.** The agent learns its opponents from :meth:`Fictive.meet_table`, called with
+every seat's agent object by whoever seats them (``agents.registry.make_agents`` and the
+tournament's seatings do, through ``agents.registry.introduce``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, get_args
+
+import numpy as np
+
+from agents.heuristics import Heuristic
+from agurk_env import engine
+from agurk_env.agent import Agent, Decision
+from agurk_env.rules import Rules
+
+Objective = Literal["match", "round"]
+OBJECTIVES: tuple[str, ...] = get_args(Objective)
+"""What the best response optimises (see the module docstring)."""
+CHUNK = 128
+"""Games searched together: the tree's states of that many games at a time (memory stays bounded)."""
+PLAN_LIMIT = 1 << 20
+"""Most kept decisions of best lines (each is dropped when used); beyond it all are dropped (and searched again)."""
+_HASH = np.random.default_rng(0xF1C7).integers(1, 1 << 63, size=256, dtype=np.uint64) | np.uint64(1)
+"""Odd multipliers of :func:`state_keys` (fixed, so keys are the same in every process)."""
+
+
+def simulable(agent: Agent) -> bool:
+    """Whether the best response may simulate ``agent``: a heuristic, or an agent that says it is deterministic."""
+    return isinstance(agent, Heuristic) or getattr(agent, "deterministic", False) is True
+
+
+def state_keys(state: engine.State, games: np.ndarray | None = None) -> np.ndarray:
+    """uint64 hashes of the positions of ``games`` (all by default): hands, tricks, scores, mover, match and round."""
+    games = np.arange(state.batch) if games is None else games
+    b = games.size
+    fields = np.stack([state.cur[games], state.match_id[games], state.round_no[games]], axis=1).astype(np.int64)
+    parts = [state.hands[games], state.tricks[games], state.scores[games].astype(np.int32), fields]
+    raw = np.concatenate([part.reshape(b, -1).view(np.int8) for part in parts], axis=1)
+    pad = -raw.shape[1] % 8
+    if pad:
+        raw = np.concatenate([raw, np.zeros((b, pad), np.int8)], axis=1)
+    words = raw.view(np.uint64)
+    with np.errstate(over="ignore"):
+        key = (words * _HASH[: words.shape[1]]).sum(1, dtype=np.uint64)
+        key ^= key >> np.uint64(31)
+        key *= np.uint64(0x94D049BB133111EB)
+        return key ^ (key >> np.uint64(29))
+
+
+def objective_values(
+    rules: Rules, state: engine.State, games: np.ndarray, focal: np.ndarray, objective: Objective
+) -> np.ndarray:
+    """int64 value of the ended round of each of ``games`` for its ``focal`` seat, lexicographic as one number.
+
+    Less is better; see the module docstring for the order of ``"match"`` and ``"round"``.
+    """
+    pen = state.round_penalty[games].astype(np.int64)
+    own = pen[np.arange(games.size), focal]
+    span = int(engine.tables(rules).points.max()) * rules.hand_size + 1  # above any one seat's round penalty
+    others = pen.sum(1) - own
+    value = own * (rules.players * span) + (rules.players - 1) * span - 1 - others
+    if objective == "match":
+        gone = state.out_now[games]
+        out = gone[np.arange(games.size), focal].astype(np.int64)
+        others_out = gone.sum(1) - out
+        value += (out * rules.players + rules.players - 1 - others_out) * (rules.players * span * span)
+    return value
+
+
+class Tree:
+    """The search tree of :func:`best_response`: nodes (the focal seat to move) and edges (its cards)."""
+
+    def __init__(self) -> None:
+        self.node_edge: list[np.ndarray] = []  # the edge each node hangs from (-1: a root)
+        self.node_depth: list[np.ndarray] = []
+        self.node_key: list[np.ndarray] = []
+        self.edge_node: list[np.ndarray] = []
+        self.edge_card: list[np.ndarray] = []
+        self.leaf_edge: list[np.ndarray] = []
+        self.leaf_value: list[np.ndarray] = []
+        self.nodes = 0
+        self.edges = 0
+
+    def add_nodes(self, edge: np.ndarray, depth: np.ndarray, key: np.ndarray) -> np.ndarray:
+        """New nodes under ``edge``; returns their ids."""
+        self.node_edge.append(edge)
+        self.node_depth.append(depth)
+        self.node_key.append(key)
+        ids = np.arange(self.nodes, self.nodes + edge.size)
+        self.nodes += edge.size
+        return ids
+
+    def add_edges(self, node: np.ndarray, card: np.ndarray) -> np.ndarray:
+        """New edges (``node`` plays ``card``); returns their ids."""
+        self.edge_node.append(node)
+        self.edge_card.append(card)
+        ids = np.arange(self.edges, self.edges + node.size)
+        self.edges += node.size
+        return ids
+
+    def solve(self, roots: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """Back the leaves' values up: ``(root edge nodes, cards, values)`` of the roots' edges, and the best lines.
+
+        The best lines are ``(keys, cards)``: every node below a root on its best line (the
+        least value, the lowest card among equals) with the card chosen there.
+        """
+        node_edge, depth, key = (np.concatenate(x) for x in (self.node_edge, self.node_depth, self.node_key))
+        edge_node, edge_card = np.concatenate(self.edge_node), np.concatenate(self.edge_card)
+        big = np.iinfo(np.int64).max
+        edge_value = np.full(self.edges, big)
+        edge_value[np.concatenate(self.leaf_edge)] = np.concatenate(self.leaf_value)
+        node_value = np.full(self.nodes, big)
+        edge_depth = depth[edge_node]
+        for d in range(int(depth.max()), -1, -1):
+            at = edge_depth == d
+            np.minimum.at(node_value, edge_node[at], edge_value[at])
+            below = np.flatnonzero((depth == d) & (node_edge >= 0))
+            edge_value[node_edge[below]] = node_value[below]
+        best = np.full(self.nodes, self.edges)
+        ids = np.flatnonzero(edge_value == node_value[edge_node])
+        np.minimum.at(best, edge_node[ids], ids)  # edges of a node are made in card order: the lowest card
+        on_line = np.zeros(self.nodes, bool)
+        on_line[:roots] = True
+        for d in range(1, int(depth.max()) + 1):
+            at = np.flatnonzero(depth == d)
+            parent = edge_node[node_edge[at]]
+            on_line[at] = on_line[parent] & (best[parent] == node_edge[at])
+        line = np.flatnonzero(on_line & (depth > 0))
+        first = edge_depth == 0
+        return edge_node[first], edge_card[first], edge_value[first], (key[line], edge_card[best[line]])
+
+
+def _ask(
+    rules: Rules,
+    pool: engine.State,
+    bits: np.ndarray,
+    rows: np.ndarray,
+    table: Sequence[Agent],
+    group: np.ndarray,
+    groups: list[int],
+) -> np.ndarray:
+    """The cards of the movers in ``rows`` of ``pool``: a single legal card unasked, else its seat's agent's."""
+    cards = engine.KTH_MEMBER[bits[rows], 0].astype(np.int64)
+    free = engine.SET_SIZE[bits[rows]] > 1
+    if not free.any():
+        return cards
+    owner = group[pool.cur[rows]]
+    for g in groups:
+        at = np.flatnonzero(free & (owner == g))
+        if at.size:
+            games = rows[at]
+            chosen = np.asarray(table[g].act(Decision(rules, pool, games, bits[games])), dtype=np.int64)
+            if chosen.shape != games.shape or ((bits[games] >> chosen) & 1 != 1).any():
+                raise ValueError(f"agent {table[g].spec!r} chose an illegal card in the best response's search")
+            cards[at] = chosen
+    return cards
+
+
+def best_response(
+    rules: Rules, roots: engine.State, table: Sequence[Agent], objective: Objective = "match"
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Every legal card's value for the player to move in each game of ``roots``, and the best lines' decisions.
+
+    ``table[s]`` plays seat ``s`` in the simulation (every seat but the mover's must be
+    :func:`simulable`). Returns ``values`` ``(k, A)`` int64 (the best line's
+    :func:`objective_values` after each card; the int64 maximum where not legal) and
+    ``plan``, two ``(n,)`` arrays: the :func:`state_keys` of the later decisions on the best lines
+    and the card chosen at each.
+    """
+    k, a = roots.batch, rules.num_actions
+    first = {id(agent): seat for seat, agent in reversed(list(enumerate(table)))}
+    group = np.array([first[id(agent)] for agent in table])  # each seat's agent, by its first seat
+    groups = sorted(set(group.tolist()))
+    tree = Tree()
+    pool = roots
+    row_focal = roots.cur.astype(np.int64)
+    row_edge = np.full(k, -1)
+    row_depth = np.full(k, -1)
+    while True:
+        bits = engine.legal_bits(rules, pool)
+        mine = pool.cur == row_focal
+        if mine.any():
+            focal_rows, other_rows = np.flatnonzero(mine), np.flatnonzero(~mine)
+        else:
+            focal_rows, other_rows = None, np.arange(pool.batch)
+        cards = _ask(rules, pool, bits, other_rows, table, group, groups)
+        if focal_rows is not None:
+            depth = row_depth[focal_rows] + 1
+            nodes = tree.add_nodes(row_edge[focal_rows], depth, state_keys(pool, focal_rows))
+            parent, card = np.nonzero(engine.unpack(bits[focal_rows], a))
+            rows = np.concatenate([other_rows, focal_rows[parent]])
+            row_edge = np.concatenate([row_edge[other_rows], tree.add_edges(nodes[parent], card)])
+            row_depth = np.concatenate([row_depth[other_rows], depth[parent]])
+            row_focal = row_focal[rows]
+            pool = engine.play(rules, pool.take(rows), np.concatenate([cards, card]))
+        else:
+            pool = engine.play(rules, pool, cards)
+        ended = pool.round_over
+        if ended.any():
+            done = np.flatnonzero(ended)
+            tree.leaf_edge.append(row_edge[done])
+            tree.leaf_value.append(objective_values(rules, pool, done, row_focal[done], objective))
+            if done.size == pool.batch:
+                break
+            keep = np.flatnonzero(~ended)
+            pool, row_edge, row_depth, row_focal = pool.take(keep), row_edge[keep], row_depth[keep], row_focal[keep]
+    root_of, card, value, plan = tree.solve(k)
+    values = np.full((k, a), np.iinfo(np.int64).max)
+    values[root_of, card] = value
+    return values, plan
+
+
+class Fictive:
+    """The fictive player: the exact best response, seeing every card, to its table (see the module docstring)."""
+
+    sees_all = True
+
+    def __init__(self, fallback: Agent, objective: Objective = "match", spec: str = "fictive") -> None:
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
+        self.fallback, self.objective, self.spec = fallback, objective, spec
+        self.table: list[Agent] | None = None
+        self.counts = {"searched": 0, "planned": 0, "fallback": 0}
+        self._keys = np.zeros(0, np.uint64)
+        self._cards = np.zeros(0, np.int64)
+
+    def meet_table(self, agents: Sequence[Agent]) -> None:
+        """Learn every seat's agent (this one's own seats included): the opponents the search simulates."""
+        self.table = list(agents)
+
+    def _searchable(self, d: Decision, truth: engine.State) -> np.ndarray:
+        """``(k,)`` bool: the games whose other seats still in are all simulated by their agents."""
+        table = self.table
+        if table is None or len(table) != d.rules.players:
+            return np.zeros(len(d), bool)
+        ok = np.array([simulable(agent) and agent is not self for agent in table])
+        return (ok[None, :] | ~truth.alive | (np.arange(len(table))[None, :] == d.seat[:, None])).all(1)
+
+    def act(self, d: Decision) -> np.ndarray:
+        """The best response's card in every game it can search, the fallback's in the others."""
+        choice = np.zeros(len(d), np.int64)
+        everything = d.truth
+        search = self._searchable(d, everything)
+        todo = np.flatnonzero(search)
+        if todo.size:
+            truth = everything.take(todo)
+            keys = state_keys(truth)
+            at = np.minimum(np.searchsorted(self._keys, keys), max(self._keys.size - 1, 0))
+            hit = np.zeros(todo.size, bool)
+            if self._keys.size:
+                card = self._cards[at]
+                hit = (self._keys[at] == keys) & ((d.bits[todo] >> card) & 1 == 1)
+                choice[todo[hit]] = card[hit]
+                used = np.ones(self._keys.size, bool)
+                used[at[hit]] = False  # a decision comes once: its kept card is dropped when used
+                self._keys, self._cards = self._keys[used], self._cards[used]
+            self.counts["planned"] += int(hit.sum())
+            miss = np.flatnonzero(~hit)
+            for start in range(0, miss.size, CHUNK):
+                part = miss[start : start + CHUNK]
+                values, plan = best_response(d.rules, truth.take(part), self.table, self.objective)
+                choice[todo[part]] = values.argmin(1)
+                self._remember(*plan)
+            self.counts["searched"] += miss.size
+        rest = np.flatnonzero(~search)
+        if rest.size:
+            sub = Decision(d.rules, everything, rest, d.bits[rest], sees_all=True)
+            choice[rest] = self.fallback.act(sub)
+            self.counts["fallback"] += rest.size
+        return choice
+
+    def _remember(self, keys: np.ndarray, cards: np.ndarray) -> None:
+        """Keep the best lines' decisions (sorted by key for lookups)."""
+        if self._keys.size + keys.size > PLAN_LIMIT:
+            self._keys, self._cards = self._keys[:0], self._cards[:0]
+        keys = np.concatenate([self._keys, keys.astype(np.uint64)])
+        cards = np.concatenate([self._cards, cards.astype(np.int64)])
+        order = np.argsort(keys, kind="stable")
+        self._keys, self._cards = keys[order], cards[order]
