@@ -150,7 +150,7 @@ def zoo_policies(presets: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Per preset, the shipped policy a ``zoo`` ladder plays: decisions trained and its file's SHA-256 (16 digits)."""
     from agents.zoo import describe, path_of
 
-    trained = {d["preset"]: d["decisions"] for d in describe()}
+    trained = {d["name"]: d["decisions"] for d in describe()}
     return {
         preset: {"decisions": trained[preset], "sha256": hashlib.sha256(path_of(preset).read_bytes()).hexdigest()[:16]}
         for preset in dict.fromkeys(presets)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -23,13 +24,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_preset_has_a_small_weights_only_policy() -> None:
-    assert zoo.available() == sorted(PRESETS)
+    assert set(PRESETS) <= set(zoo.available())
     for row in zoo.describe():
         assert row["bytes"] < 1_000_000
         assert row["decisions"] > 0
-        data = torch.load(zoo.path_of(row["preset"]), map_location="cpu", weights_only=True)
+        data = torch.load(zoo.path_of(row["name"]), map_location="cpu", weights_only=True)
         assert "optimizer" not in data and "pool" not in data  # exported: weights and what describes them
         assert data["config"]["preset"] == row["preset"]  # trained under the preset it is shipped for
+        if row["name"] in PRESETS:
+            assert row["preset"] == row["name"]
+            assert zoo.table_text(Rules.preset(row["name"])) in row["tables"]  # trained for the default table
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
@@ -43,19 +47,34 @@ def test_a_shipped_policy_plays_every_player_count(preset: str) -> None:
             state = engine.advance(rules, engine.play(rules, state, act_seats(rules, state, legal, [agent] * players)))
 
 
-def test_zoo_plays_the_policy_of_the_preset_in_play() -> None:
+def test_zoo_plays_the_policy_trained_for_the_rules_in_play() -> None:
     for preset in PRESETS:
         assert zoo.preset_of(Rules.preset(preset, players=6, hand_size=5)) == preset
+        assert zoo.choose(Rules.preset(preset)) == (preset, None)  # each preset's own, at its default table
     assert zoo.preset_of(Rules.preset("standard", limit=99)) is None
     agent = make_agent("zoo", seed=0, seat=0)
     assert agent.policy(Rules.preset("swedish", players=3)) is agent.policy(Rules.preset("swedish"))
     assert agent.policy(Rules.preset("swedish")) is not agent.policy(Rules.preset("standard"))
-    assert agent.policy(Rules.preset("standard", limit=99)) is agent.policy(Rules.preset(zoo.FALLBACK))
+
+
+def test_zoo_says_which_policy_it_plays_for_rules_none_was_trained_for() -> None:
+    rules = Rules.preset("standard", limit=99)
+    name, why = zoo.choose(rules)
+    assert name == "standard" and "limit=30 instead of the rules in play" in why and "\n" not in why
+    agent = make_agent("zoo", seed=0, seat=0)
+    with pytest.warns(zoo.ZooFallback, match="no shipped policy was trained for standard 4x7 \\(limit=99\\)"):
+        played = agent.policy(rules)
+    assert played is agent.policy(Rules.preset("standard"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agent.policy(rules)  # said once per rules, not at every move
+    other_table = Rules.preset("standard", players=9 - 1, hand_size=6)
+    assert "the same rules at another table" in (zoo.choose(other_table)[1] or "")
 
 
 def test_best_and_bad_zoo_specs() -> None:
     assert make_agent("best", seed=0, seat=0).spec == "best"
-    with pytest.raises(AgentSpecError, match="no preset 'nope'"):
+    with pytest.raises(AgentSpecError, match="no shipped policy 'nope'"):
         make_agent("zoo:nope", seed=0, seat=0)
 
 
@@ -109,7 +128,7 @@ def test_export_keeps_the_weights_and_refuses_other_files(tmp_path: Path) -> Non
 def test_zoo_command_lists_and_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["zoo"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == [f"zoo:{p}" for p in sorted(PRESETS)]
+    assert [line.split()[0] for line in lines] == [f"zoo:{n}" for n in zoo.available()]
     out = tmp_path / "p.pt"
     args = ["zoo", "export", str(zoo.path_of("standard")), "--preset", "standard", "--out", str(out)]
     assert main(args) == 0
@@ -117,6 +136,10 @@ def test_zoo_command_lists_and_exports(tmp_path: Path, capsys: pytest.CaptureFix
     assert "add --force" in capsys.readouterr().err
     assert main([*args, "--force"]) == 0
     assert main(["zoo", "export", str(out), "--preset", "nope", "--out", str(tmp_path / "q.pt")]) == 2
+    assert main(["zoo", "export", str(out), "--preset", "swedish", "--out", str(tmp_path / "q.pt")]) == 2
+    assert "the run trained under 'standard', not 'swedish'" in capsys.readouterr().err
+    assert main(["zoo", "export", str(out), "--out", str(tmp_path / "q.pt")]) == 2  # no name
+    assert main(["zoo", "export", str(out), "--name", "my-table", "--out", str(tmp_path / "q.pt")]) == 0
 
 
 def test_the_wheel_ships_every_policy(tmp_path: Path) -> None:
@@ -124,6 +147,6 @@ def test_the_wheel_ships_every_policy(tmp_path: Path) -> None:
     subprocess.run([*pip, "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True)
     (wheel,) = tmp_path.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {f"agents/zoo/{p}.pt" for p in PRESETS} <= names
+    assert {f"agents/zoo/{n}.pt" for n in zoo.available()} <= names
     assert "training/configs/zoo.yaml" in names
-    np.testing.assert_equal(len([n for n in names if n.startswith("agents/zoo/")]), len(PRESETS) + 1)  # + __init__
+    np.testing.assert_equal(len([n for n in names if n.startswith("agents/zoo/")]), len(zoo.available()) + 1)

@@ -1,16 +1,22 @@
-"""The zoo: one shipped policy per preset, package data next to this module (no download).
+"""The zoo: shipped policies, each trained for its table, package data next to this module (no download).
 
-Each ``PRESET.pt`` is a weights-only checkpoint (:func:`export`) of a run of the one zoo
-config, ``training/configs/zoo.yaml`` with ``--set preset=PRESET`` (docs/zoo.md has every
-command). The network reads the fixed-size observation, so each policy plays every player
-count 2..8 and every hand size; it was trained on 2..7 players at the preset's hand size.
+Each ``NAME.pt`` is a weights-only checkpoint (:func:`export`) of a training run; the
+training config it keeps names the tables it was trained for (rules, player counts, hand
+size). ``PRESET.pt`` is the preset's policy (``zoo:PRESET``); other names are tables of
+their own (``zoo:standard-3p``: standard rules at 3 players). docs/zoo.md has the command
+that trains each one.
 
-:func:`preset_of` names the preset whose rules a game is played under (player count and
-hand size aside), so ``zoo`` (no preset) plays the matching policy in every game.
+``zoo`` (no name) plays, for the rules in play, the policy trained for exactly those rules;
+where there is none, the nearest one (:func:`choose`: the same rules at another table, else
+the fewest other rule options), and it says so once per rules with a :class:`ZooFallback`
+warning naming the policy and why, never silently.
 """
 
 from __future__ import annotations
 
+import functools
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,29 +29,81 @@ from agurk_env.rules import PRESETS, Rules
 
 ZOO = Path(__file__).resolve().parent
 """The folder of the shipped policies."""
-FALLBACK = "standard"
-"""The policy ``zoo`` plays under rules that match no preset."""
 _KEPT = ("format", "version", "obs_size", "actions", "hidden", "model", "global_step", "config")
+TABLE_OPTIONS = ("players", "hand_size")
+"""The rule options that make a table of a rule set rather than other rules."""
+
+
+class ZooFallback(UserWarning):
+    """``zoo`` plays a policy trained for other rules or another table than those in play (the text says which)."""
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """One shipped policy: its name (``zoo:NAME``), file and the rules of every table it was trained for."""
+
+    name: str
+    path: Path
+    preset: str
+    tables: tuple[Rules, ...]
+    info: dict[str, Any]
+
+
+def table_text(rules: Rules, players: str | None = None) -> str:
+    """``standard 4x7`` or ``free_choice 3x5 (ace_lock=any, limit=1)``: the nearest preset, table, other options.
+
+    ``players`` replaces the player count (``"2-7"`` for a policy of several tables).
+    """
+    mine = rules.to_dict()
+
+    def other(name: str) -> dict[str, Any]:
+        base = Rules.preset(name).to_dict()
+        return {k: v for k, v in mine.items() if k not in TABLE_OPTIONS and base[k] != v}
+
+    name = min(PRESETS, key=lambda n: len(other(n)))
+    extra = ", ".join(f"{k}={v}" for k, v in other(name).items())
+    return f"{name} {players or rules.players}x{rules.hand_size}" + (f" ({extra})" if extra else "")
+
+
+@functools.cache
+def catalogue() -> tuple[Shipped, ...]:
+    """Every shipped policy, sorted by name (each file read once)."""
+    out = []
+    for path in sorted(ZOO.glob("*.pt")):
+        data = torch.load(path, map_location="cpu", weights_only=True)
+        cfg = data.get("config") or {}
+        preset = cfg.get("preset", path.stem)
+        base = Rules.preset(preset, **cfg.get("rules", {}))
+        tables = tuple(base.replace(players=p) for p in (cfg.get("players") or [base.players]))
+        info = {
+            "decisions": int(data.get("global_step", 0)),
+            "hidden": [int(h) for h in data["hidden"]],
+            "algo": cfg.get("algo", "fast"),
+            "episode": cfg.get("episode", "round"),
+            "train_seconds": data.get("train_seconds"),
+            "strength": data.get("strength"),
+            "bytes": path.stat().st_size,
+        }
+        out.append(Shipped(path.stem, path, preset, tables, info))
+    return tuple(out)
 
 
 def available() -> list[str]:
-    """The presets with a shipped policy, sorted."""
-    return sorted(p.stem for p in ZOO.glob("*.pt") if p.stem in PRESETS)
+    """The names of the shipped policies, sorted."""
+    return [s.name for s in catalogue()]
 
 
-def path_of(preset: str) -> Path:
-    """The shipped policy of ``preset``; :class:`CheckpointError` (one line) if there is none."""
-    if preset not in PRESETS:
-        raise CheckpointError(f"no preset {preset!r}; presets: {', '.join(PRESETS)}")
-    path = ZOO / f"{preset}.pt"
-    if not path.exists():
-        raise CheckpointError(f"no shipped policy for {preset!r}; the zoo has: {', '.join(available()) or 'none'}")
-    return path
+def path_of(name: str) -> Path:
+    """The shipped policy ``name``; :class:`CheckpointError` (one line) if there is none."""
+    names = available()
+    if name not in names:
+        raise CheckpointError(f"no shipped policy {name!r}; the zoo has: {', '.join(names) or 'none'}")
+    return ZOO / f"{name}.pt"
 
 
 def preset_of(rules: Rules) -> str | None:
     """The preset ``rules`` are (whatever the player count and hand size), or ``None``."""
-    mine = {k: v for k, v in rules.to_dict().items() if k not in ("players", "hand_size")}
+    mine = {k: v for k, v in rules.to_dict().items() if k not in TABLE_OPTIONS}
     for name in PRESETS:
         base = Rules.preset(name).to_dict()
         if all(base[k] == v for k, v in mine.items()):
@@ -53,18 +111,60 @@ def preset_of(rules: Rules) -> str | None:
     return None
 
 
-def export(checkpoint: str | Path, out: str | Path) -> int:
-    """Write the weights-only copy of a training checkpoint (no optimizer or pool) to ``out``; its size in bytes."""
+def _distance(rules: Rules, table: Rules) -> tuple[int, int, int]:
+    """How far ``table`` is from ``rules``: other rule options, then players apart, then hand size apart."""
+    a, b = rules.to_dict(), table.to_dict()
+    options = sum(a[k] != b[k] for k in a if k not in TABLE_OPTIONS)
+    return options, abs(rules.players - table.players), abs(rules.hand_size - table.hand_size)
+
+
+def choose(rules: Rules) -> tuple[str, str | None]:
+    """The policy ``zoo`` plays under ``rules`` and, unless it was trained for exactly them, why (one line)."""
+    ranked = sorted(
+        ((min(_distance(rules, t) for t in s.tables), s.name, s) for s in catalogue()),
+        key=lambda row: (row[0], row[1]),
+    )
+    if not ranked:
+        raise CheckpointError("the zoo is empty")
+    (options, players, hand), name, shipped = ranked[0]
+    if (options, players, hand) == (0, 0, 0):
+        return name, None
+    nearest = min(shipped.tables, key=lambda t: _distance(rules, t))
+    if options:
+        a, b = rules.to_dict(), nearest.to_dict()
+        differ = ", ".join(f"{k}={b[k]}" for k in a if k not in TABLE_OPTIONS and a[k] != b[k])
+        why = f"the nearest rules ({differ} instead of the rules in play)"
+    else:
+        why = "the same rules at another table"
+    return name, (
+        f"zoo: no shipped policy was trained for {table_text(rules)}; playing zoo:{name}, trained for"
+        f" {table_text(nearest)}: {why}"
+    )
+
+
+def export(
+    checkpoint: str | Path, out: str | Path, train_seconds: float | None = None, strength: dict | None = None
+) -> int:
+    """Write the weights-only copy of a training checkpoint (no optimizer or pool) to ``out``; its size in bytes.
+
+    ``train_seconds`` and ``strength`` (the run's last evaluation) travel with it for ``agurk zoo``.
+    """
     data = load_checkpoint(checkpoint)
     kept = {k: data[k] for k in _KEPT if k in data}
     if kept.get("format") != FORMAT or kept.get("version") != VERSION:
         raise CheckpointError(f"{str(checkpoint)!r} is not a checkpoint of this agurk")
+    for key, value in (("train_seconds", train_seconds), ("strength", strength)):
+        if value is not None:
+            kept[key] = value
+        elif key in data:
+            kept[key] = data[key]
     torch.save(kept, out)
+    catalogue.cache_clear()
     return Path(out).stat().st_size
 
 
 class ZooAgent:
-    """A shipped policy: ``preset`` fixed, or (``None``) the policy of each game's preset (:func:`preset_of`)."""
+    """A shipped policy: ``preset`` (a policy name) fixed, or (``None``) each game's own (:func:`choose`)."""
 
     sees_all = False
 
@@ -73,19 +173,21 @@ class ZooAgent:
             path_of(preset)  # refuse an unknown preset now, not at the first move
         self.rng, self.preset, self.greedy, self.spec = rng, preset, greedy, spec
         self._agents: dict[str, PolicyAgent] = {}
+        self._chosen: dict[Rules, str] = {}
 
     def policy(self, rules: Rules) -> PolicyAgent:
-        """The policy agent that plays under ``rules`` (loaded once per preset)."""
-        wanted = self.preset or preset_of(rules) or FALLBACK
-        if wanted not in self._agents:
-            name = wanted if self.preset or wanted in available() else FALLBACK
-            if name in self._agents:
-                self._agents[wanted] = self._agents[name]
-            else:
-                agent = PolicyAgent.from_path(path_of(name), self.rng, self.greedy)
-                agent.spec = self.spec
-                self._agents[wanted] = self._agents[name] = agent
-        return self._agents[wanted]
+        """The policy agent that plays under ``rules`` (loaded once per policy; a fallback is warned once)."""
+        if rules not in self._chosen:
+            name, why = (self.preset, None) if self.preset else choose(rules)
+            if why:
+                warnings.warn(why, ZooFallback, stacklevel=2)
+            self._chosen[rules] = name
+        name = self._chosen[rules]
+        if name not in self._agents:
+            agent = PolicyAgent.from_path(path_of(name), self.rng, self.greedy)
+            agent.spec = self.spec
+            self._agents[name] = agent
+        return self._agents[name]
 
     def act(self, decision: Decision) -> np.ndarray:
         """The shipped policy's card in each game."""
@@ -93,19 +195,28 @@ class ZooAgent:
 
 
 def describe() -> list[dict[str, Any]]:
-    """Per shipped policy: preset, decisions trained, network widths and file size (``agurk agents``, docs)."""
-    out = []
-    for name in available():
-        data = torch.load(ZOO / f"{name}.pt", map_location="cpu", weights_only=True)
-        out.append(
-            {
-                "preset": name,
-                "decisions": int(data.get("global_step", 0)),
-                "hidden": list(data["hidden"]),
-                "bytes": (ZOO / f"{name}.pt").stat().st_size,
-            }
-        )
-    return out
+    """Per shipped policy: name, preset, tables, decisions, training time, strength (``agurk zoo``, docs)."""
+    rows = []
+    for s in catalogue():
+        counts = sorted(t.players for t in s.tables)
+        players = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else str(counts[0])
+        table = table_text(s.tables[0], players)
+        rows.append({"name": s.name, "preset": s.preset, "table": table, "tables": [table_text(t) for t in s.tables]})
+        rows[-1].update(s.info)
+    return rows
 
 
-__all__ = ["FALLBACK", "ZOO", "ZooAgent", "available", "describe", "export", "path_of", "preset_of"]
+__all__ = [
+    "ZOO",
+    "Shipped",
+    "ZooAgent",
+    "ZooFallback",
+    "available",
+    "catalogue",
+    "choose",
+    "describe",
+    "export",
+    "path_of",
+    "preset_of",
+    "table_text",
+]

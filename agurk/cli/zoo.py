@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,52 +15,106 @@ def add_parser(sub: Any) -> None:
     """Register ``agurk zoo`` on the subcommands ``sub``."""
     p = sub.add_parser(
         "zoo",
-        help="list the shipped policies (zoo:PRESET), or export a run into the zoo",
+        help="list the shipped policies (zoo:NAME), or export a run into the zoo",
         formatter_class=Formatter,
         description=(
-            "Without arguments: list the shipped policies, one per preset (the agent spec zoo:PRESET;\n"
-            "plain 'zoo' plays the policy of the preset in play). 'agurk zoo export RUN --preset P'\n"
-            "writes the weights-only copy of a run's best checkpoint as the zoo's P.pt (package data\n"
-            "next to agents/zoo/); docs/zoo.md has the command that trains each one."
+            "Without arguments: list the shipped policies (the agent spec zoo:NAME), each with the tables it\n"
+            "was trained for, its decisions, training time and measured strength; plain 'zoo' plays the policy\n"
+            "trained for the rules in play (or says which one it plays instead, and why). 'agurk zoo export RUN'\n"
+            "writes the weights-only copy of a run's best checkpoint into the zoo (package data next to\n"
+            "agents/zoo/), with the run's training time and last evaluation; docs/zoo.md has the command that\n"
+            "trains each one."
         ),
-        epilog="examples:\n  agurk zoo\n  agurk zoo export runs/zoo-standard --preset standard",
+        epilog=(
+            "examples:\n  agurk zoo\n  agurk zoo export runs/zoo-swedish --preset swedish\n"
+            "  agurk zoo export runs/std3 --name standard-3p"
+        ),
     )
     p.add_argument("action", nargs="?", choices=["list", "export"], default="list", help="what to do (default: list)")
     p.add_argument("run", nargs="?", help="export: the run folder (its best checkpoint) or a checkpoint file")
-    p.add_argument("--preset", help="export: the preset the policy is shipped for")
+    p.add_argument("--preset", help="export: the preset the run must have trained under (names the policy PRESET)")
+    p.add_argument("--name", help="export: the policy's name (zoo:NAME; default: the preset, with --preset)")
     p.add_argument("--out", help="export: write here instead of the zoo folder")
     p.add_argument("--force", action="store_true", help="export: replace an existing policy")
     p.set_defaults(func=run)
+
+
+def _minutes(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds / 60:.0f} min"
+
+
+def _strength(row: dict[str, Any]) -> str:
+    s = row.get("strength")
+    if not s:
+        return "-"
+    low, high = s["win_rate_ci"]
+    return f"{s['win_rate']:.3f} [{low:.3f}, {high:.3f}] vs {s['opponent']} ({s['deals']} deals)"
+
+
+def _listing(rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        print("the zoo is empty")
+    for row in rows:
+        name, decisions, minutes = f"zoo:{row['name']}", row["decisions"], _minutes(row["train_seconds"])
+        print(f"{name:<24} {row['table']:<30} {decisions:>11,} decisions  {minutes:>7}  {_strength(row)}")
+
+
+def _run_facts(run: Path) -> tuple[float | None, dict[str, Any] | None]:
+    """A run folder's training seconds (its kept checkpoints) and last evaluation, where it has them."""
+    from training.run import read_kept
+
+    if not run.is_dir():
+        return None, None
+    kept = read_kept(run)
+    seconds = float(kept[-1]["train_seconds"]) if kept else None
+    strength = None
+    if (run / "eval.json").exists():
+        ev = json.loads((run / "eval.json").read_text())
+        result = ev["results"][0]
+        strength = {
+            "win_rate": result["win_rate"],
+            "win_rate_ci": result["win_rate_ci"],
+            "players": result["players"],
+            "opponent": ev["opponent"],
+            "deals": ev["deals"],
+        }
+    return seconds, strength
 
 
 def run(args: argparse.Namespace) -> int:
     """List the zoo, or export a run into it."""
     try:
         from agents import zoo
-        from agents.policy import CheckpointError
+        from agents.policy import CheckpointError, load_checkpoint
     except ImportError as e:
         raise CliError(f'the zoo needs torch: pip install -e ".[rl]" ({e.name} missing)') from None
     if args.action == "list":
-        if args.run or args.preset or args.out or args.force:
+        if args.run or args.preset or args.name or args.out or args.force:
             raise CliError("agurk zoo (list) takes no other arguments")
-        rows = zoo.describe()
-        if not rows:
-            print("the zoo is empty")
-        for row in rows:
-            widths = "x".join(str(h) for h in row["hidden"])
-            name, decisions, size = f"zoo:{row['preset']}", row["decisions"], row["bytes"]
-            print(f"{name:<20} {decisions:>12,} decisions  hidden {widths:<8} {size:>9,} bytes")
+        _listing(zoo.describe())
         return 0
-    if not args.run or not args.preset:
-        raise CliError("agurk zoo export needs a RUN and --preset PRESET")
-    out = Path(args.out) if args.out else zoo.ZOO / f"{args.preset}.pt"
-    if args.preset not in PRESETS:
+    if not args.run:
+        raise CliError("agurk zoo export needs a RUN (a run folder or checkpoint)")
+    if args.preset and args.preset not in PRESETS:
         raise CliError(f"no preset {args.preset!r}; presets: {', '.join(PRESETS)}")
-    if out.exists() and not args.force:
-        raise CliError(f"{str(out)!r} exists; add --force to replace it")
     try:
-        size = zoo.export(args.run, out)
+        trained = (load_checkpoint(args.run).get("config") or {}).get("preset")
     except CheckpointError as e:
         raise CliError(str(e)) from None
-    print(f"wrote {out} ({size:,} bytes)")
+    if args.preset and trained != args.preset:
+        raise CliError(f"--preset {args.preset}: the run trained under {trained!r}, not {args.preset!r}")
+    name = args.name or args.preset
+    if not name:
+        raise CliError("agurk zoo export needs --name NAME (or --preset PRESET)")
+    if not name.replace("-", "").replace("_", "").isalnum():
+        raise CliError(f"--name {name!r}: use letters, digits, '-' and '_' only")
+    out = Path(args.out) if args.out else zoo.ZOO / f"{name}.pt"
+    if out.exists() and not args.force:
+        raise CliError(f"{str(out)!r} exists; add --force to replace it")
+    seconds, strength = _run_facts(Path(args.run))
+    try:
+        size = zoo.export(args.run, out, seconds, strength)
+    except CheckpointError as e:
+        raise CliError(str(e)) from None
+    print(f"wrote {out} ({size:,} bytes): zoo:{name}")
     return 0
