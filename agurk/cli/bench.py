@@ -169,6 +169,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument("--workers", metavar="W", type=int, default=2, help="worker processes / Ray CPUs (> 0; default: 2)")
     b.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals (default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_serve_parser(bench_sub)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -356,6 +357,89 @@ def _tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_serve_parser(bench_sub: Any) -> None:
+    """Register ``agurk bench serve``: the loopback load test of ``agurk serve`` (:mod:`agurk.web.load`)."""
+    b = bench_sub.add_parser(
+        "serve",
+        help="agurk serve under load: move latency p50/p95 of many concurrent games over loopback HTTP",
+        formatter_class=Formatter,
+        description=(
+            "Starts agurk serve on 127.0.0.1 (its own process, finished games expiring after --expire seconds)\n"
+            "and plays --games concurrent games against --opponents, then --best-games against best, each\n"
+            "to its end by a script (a random legal card after a think time of 0.5-1.5 x --think seconds),\n"
+            "downloading and checking every record. Prints the client-timed latency of a move (the card and\n"
+            "the agents' replies) beside the same plays in this process without HTTP, the errors and lost\n"
+            "games, and the server's memory after the games and after they expired. Exits 1 on any error."
+        ),
+        epilog="examples:\n  agurk bench serve\n  agurk bench serve --games 20 --best-games 0 --think 0.1 --json",
+    )
+    add_rules_options(b)
+    b.add_argument("--games", metavar="N", type=int, default=200, help="concurrent games (1..1000; default: 200)")
+    b.add_argument("--opponents", metavar="SPEC", default="guard", help="their opponents (default: guard)")
+    b.add_argument(
+        "--best-games", metavar="N", type=int, default=20, help="then this many against best (0: none; default: 20)"
+    )
+    b.add_argument("--think", metavar="S", type=float, default=1.0, help="mean think time per move (default: 1)")
+    b.add_argument("--expire", metavar="S", type=float, default=3.0, help="finished games expire after (default: 3)")
+    b.add_argument("--seconds", metavar="S", type=float, default=900.0, help="time limit (<= 1800; default: 900)")
+    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals and the cards (default: 0)")
+    b.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """Move latency, errors and memory of agurk serve under many concurrent games."""
+    from agurk.cli.serve import require_web
+
+    require_web("agurk bench serve")
+    from agurk.web.load import MAX_GAMES, MAX_SECONDS, Wave, run_load
+
+    if not 1 <= args.games <= MAX_GAMES or not 0 <= args.best_games <= MAX_GAMES:
+        raise CliError(f"--games must be 1..{MAX_GAMES} and --best-games 0..{MAX_GAMES}")
+    if args.think < 0 or not 0 < args.seconds <= MAX_SECONDS:
+        raise CliError(f"--think must be >= 0 and --seconds in (0, {MAX_SECONDS:g}]")
+    positive("--expire", args.expire)
+    resolve_rules(args.rules, args.set)  # a bad table is refused here, in one line
+    from agents.registry import AgentSpecError, parse_spec
+
+    try:
+        parse_spec(args.opponents)
+    except AgentSpecError as e:
+        raise CliError(str(e)) from None
+    waves = [Wave(args.games, args.opponents, args.rules, tuple(args.set))]
+    if args.best_games:
+        waves.append(Wave(args.best_games, "best", args.rules, tuple(args.set)))
+    result = run_load(waves, think_s=args.think, seed=args.seed, expire_s=args.expire, seconds=args.seconds)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(
+            f"agurk serve on {result['host']}, {result['cpus']} CPUs; think {args.think:g} s per move (x0.5-1.5); "
+            f"finished games expire after {args.expire:g} s; server memory at the start {result['rss_mb_start']} MiB"
+        )
+        for w in result["waves"]:
+            move, ref = w["move"], w["reference_move"]
+            print(
+                f"{w['games']:>4} games vs {w['opponents']:<6} ({w['rules']}): {w['finished']}/{w['games']} finished, "
+                f"{w['errors']} errors, {w['moves']:,} moves in {w['seconds']:.0f} s"
+            )
+            print(
+                f"     move latency  p50 {move['p50_ms']} ms  p95 {move['p95_ms']} ms  max {move['max_ms']} ms"
+                "  (over HTTP, timed by the client)"
+            )
+            print(
+                f"     reference     p50 {ref['p50_ms']} ms  p95 {ref['p95_ms']} ms  max {ref['max_ms']} ms"
+                "  (the same kind of plays in this process, no HTTP, one game at a time)"
+            )
+            print(
+                f"     memory        {w['rss_mb_played']} MiB after the games, {w['rss_mb_expired']} MiB after they "
+                f"expired ({w['games_left_after_expiry']} games left)"
+            )
+            for error in w["first_errors"]:
+                print(f"     error: {error}")
+    lost = any(w["errors"] or w["finished"] != w["games"] for w in result["waves"])
+    return 1 if lost else 0
+
+
 _BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "engine": _engine,
     "env": _env,
@@ -363,5 +447,6 @@ _BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
     "train": _train,
     "solver": _solver,
     "tournament": _tournament,
+    "serve": _serve,
 }
 """The benchmark behind each ``agurk bench BENCH``."""

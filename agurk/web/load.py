@@ -1,0 +1,240 @@
+"""A bounded load test of ``agurk serve`` on loopback: many games played to their end by a script over HTTP.
+
+:func:`run_load` starts ``agurk serve`` on 127.0.0.1 (a separate process, so the client's work is
+not the server's) with a short expiry, then plays waves of concurrent games. Each scripted player
+makes a game, plays a random legal card after a think time until the match ends, downloads the
+record and checks it. Every request's latency is timed by the client; the server's memory is read
+after each wave's games have expired. Counts and time are bounded; nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agurk.cli.common import resolve_rules
+from agurk.replay import parse_record
+from agurk.web.session import Session
+
+HOST = "127.0.0.1"
+"""The only address the load test talks to."""
+MAX_GAMES = 1000
+"""Most concurrent games one wave may play."""
+MAX_SECONDS = 1800.0
+"""Most seconds a whole load test may take."""
+
+
+@dataclass(frozen=True)
+class Wave:
+    """``games`` concurrent games against ``opponents`` at the table of ``preset`` and ``sets``."""
+
+    games: int
+    opponents: str
+    preset: str = "standard"
+    sets: tuple[str, ...] = ()
+
+
+@dataclass
+class Tally:
+    """What one wave measured."""
+
+    latencies: list[float] = field(default_factory=list)
+    create: list[float] = field(default_factory=list)
+    finished: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def percentiles(seconds: list[float]) -> dict[str, float | None]:
+    """p50, p95 and max of latencies, in milliseconds (``None`` without any)."""
+    if not seconds:
+        return {"p50_ms": None, "p95_ms": None, "max_ms": None}
+    ms = np.asarray(seconds) * 1000.0
+    return {
+        "p50_ms": round(float(np.percentile(ms, 50)), 2),
+        "p95_ms": round(float(np.percentile(ms, 95)), 2),
+        "max_ms": round(float(ms.max()), 2),
+    }
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def rss_mb(pid: int) -> float | None:
+    """Resident memory of process ``pid`` in MiB (Linux's /proc; ``None`` elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+@contextlib.contextmanager
+def server(expire_s: float) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``agurk serve`` on a free loopback port, finished games forgotten after ``expire_s``; yields its URL."""
+    port = _free_port()
+    minutes = str(expire_s / 60)
+    cmd = [sys.executable, "-m", "agurk.cli", "serve", "--host", HOST, "--port", str(port)]
+    cmd += ["--finished-minutes", minutes, "--idle-minutes", str(max(expire_s, 120.0) / 60), "--max-games", "2000"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection((HOST, port), timeout=1):
+                break
+            if proc.poll() is not None:
+                raise RuntimeError(f"agurk serve exited: {proc.stderr.read().decode(errors='replace')[-500:]}")
+            if time.monotonic() > deadline:
+                raise RuntimeError("agurk serve did not start within 60 s")
+            time.sleep(0.1)
+        yield f"http://{HOST}:{port}", proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+async def _player(client: Any, base: str, wave: Wave, seed: int, think_s: float, tally: Tally) -> None:
+    """One scripted person: make a game, play random legal cards to the end, check the record."""
+    rng = np.random.default_rng([seed, 1])
+    body = {"rules": wave.preset, "set": list(wave.sets), "opponents": wave.opponents, "seed": seed}
+    start = time.perf_counter()
+    r = await client.post(f"{base}/api/games", json=body)
+    tally.create.append(time.perf_counter() - start)
+    if r.status_code != 201:
+        tally.errors.append(f"create: {r.status_code} {r.text[:200]}")
+        return
+    made = r.json()
+    game, headers, view = made["id"], {"X-Game-Token": made["token"]}, made["view"]
+    while not view["over"]:
+        await asyncio.sleep(think_s * rng.uniform(0.5, 1.5))
+        card = view["legal"][int(rng.integers(len(view["legal"])))]
+        start = time.perf_counter()
+        r = await client.post(f"{base}/api/games/{game}/play", json={"card": card}, headers=headers)
+        tally.latencies.append(time.perf_counter() - start)
+        if r.status_code != 200:
+            tally.errors.append(f"play: {r.status_code} {r.text[:200]}")
+            return
+        view = r.json()
+    r = await client.get(f"{base}/api/games/{game}/record", headers=headers)
+    if r.status_code != 200:
+        tally.errors.append(f"record: {r.status_code} {r.text[:200]}")
+        return
+    rec = parse_record(r.text)
+    if rec.get("winners") != view["winners"] or len(rec["rounds"]) != len(view["rounds"]):
+        tally.errors.append(f"record of seed {seed} does not match the final view")
+        return
+    tally.finished += 1
+
+
+async def _wave(base: str, wave: Wave, think_s: float, seed: int, deadline: float) -> Tally:
+    import httpx
+
+    tally = Tally()
+    limits = httpx.Limits(max_connections=wave.games + 8, max_keepalive_connections=wave.games + 8)
+    async with httpx.AsyncClient(limits=limits, timeout=120) as client:
+        players = [_player(client, base, wave, seed + g, think_s, tally) for g in range(wave.games)]
+        try:
+            await asyncio.wait_for(asyncio.gather(*players), timeout=max(1.0, deadline - time.monotonic()))
+        except TimeoutError:
+            tally.errors.append(f"the wave ran past the time limit: {tally.finished}/{wave.games} games finished")
+    return tally
+
+
+async def _await_expiry(base: str, deadline: float) -> int:
+    """Wait until the server holds no game (or ``deadline``); the games it still holds."""
+    import httpx
+
+    async with httpx.AsyncClient(timeout=10) as client:
+        while True:
+            games = (await client.get(f"{base}/api/stats")).json()["games"]
+            if games == 0 or time.monotonic() > deadline:
+                return games
+            await asyncio.sleep(0.5)
+
+
+def reference_latency(wave: Wave, moves: int, seed: int) -> list[float]:
+    """Seconds of ``moves`` plays (a random legal card, then the agents' replies) in-process, without HTTP."""
+    rules = resolve_rules(wave.preset, wave.sets)
+    rng = np.random.default_rng([seed, 2])
+    times: list[float] = []
+    game = 0
+    while len(times) < moves:
+        session = Session(rules, wave.opponents, 0, seed + 10_000 + game)
+        session.start()
+        while not session.over and len(times) < moves:
+            legal = session.view()["legal"]
+            start = time.perf_counter()
+            session.play(legal[int(rng.integers(len(legal)))])
+            session.view()
+            times.append(time.perf_counter() - start)
+        game += 1
+    return times
+
+
+def run_load(
+    waves: list[Wave],
+    think_s: float = 1.0,
+    seed: int = 0,
+    expire_s: float = 3.0,
+    seconds: float = 900.0,
+    reference_moves: int = 200,
+) -> dict[str, Any]:
+    """Play ``waves`` one after another against one ``agurk serve``; latencies, errors and memory per wave."""
+    if not 0 < seconds <= MAX_SECONDS:
+        raise ValueError(f"seconds must be in (0, {MAX_SECONDS:g}], not {seconds}")
+    for wave in waves:
+        if not 1 <= wave.games <= MAX_GAMES:
+            raise ValueError(f"a wave plays 1..{MAX_GAMES} games, not {wave.games}")
+    deadline = time.monotonic() + seconds
+    results: dict[str, Any] = {"host": HOST, "think_s": think_s, "expire_s": expire_s, "cpus": os.cpu_count()}
+    with server(expire_s) as (base, proc):
+        warm = [Wave(1, wave.opponents, wave.preset, wave.sets) for wave in waves]
+        for w in warm:  # agents built and searches compiled once, before anything is timed
+            asyncio.run(_wave(base, w, 0.0, seed + 99_000, deadline))
+        asyncio.run(_await_expiry(base, deadline))
+        results["rss_mb_start"] = rss_mb(proc.pid)
+        results["waves"] = []
+        for i, wave in enumerate(waves):
+            start = time.monotonic()
+            tally = asyncio.run(_wave(base, wave, think_s, seed + 1000 * i, deadline))
+            wall = time.monotonic() - start
+            rss_played = rss_mb(proc.pid)
+            left = asyncio.run(_await_expiry(base, min(deadline, time.monotonic() + 10 * expire_s + 30)))
+            reference = reference_latency(wave, reference_moves, seed) if reference_moves else []
+            results["waves"].append(
+                {
+                    "games": wave.games,
+                    "opponents": wave.opponents,
+                    "rules": " + ".join([wave.preset, *wave.sets]),
+                    "finished": tally.finished,
+                    "errors": len(tally.errors),
+                    "first_errors": tally.errors[:3],
+                    "moves": len(tally.latencies),
+                    "seconds": round(wall, 1),
+                    "move": percentiles(tally.latencies),
+                    "create": percentiles(tally.create),
+                    "reference_move": percentiles(reference),
+                    "rss_mb_played": rss_played,
+                    "games_left_after_expiry": left,
+                    "rss_mb_expired": rss_mb(proc.pid),
+                }
+            )
+    return results

@@ -1,0 +1,44 @@
+"""``agurk bench serve``'s load test, small: 20 concurrent games against guard over loopback, none lost, all expire."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("starlette", reason="agurk serve needs the web extra (starlette)")
+pytest.importorskip("uvicorn", reason="agurk serve needs the web extra (uvicorn)")
+pytest.importorskip("httpx", reason="the load client needs httpx (web extra)")
+
+from agurk import cli
+from agurk.web.load import HOST, Wave, run_load
+
+
+def test_twenty_concurrent_games_end_without_an_error_and_expire() -> None:
+    result = run_load(
+        [Wave(20, "guard", "standard", ("players=3", "hand_size=3"))],
+        think_s=0.02,
+        expire_s=1.0,
+        seconds=240,
+        reference_moves=20,
+    )
+    assert result["host"] == HOST == "127.0.0.1"
+    (wave,) = result["waves"]
+    assert wave["errors"] == 0, wave["first_errors"]
+    assert wave["finished"] == 20 and wave["games_left_after_expiry"] == 0
+    assert wave["moves"] >= 20 * 3  # at least one round of three cards each
+    assert wave["move"]["p50_ms"] is not None and wave["reference_move"]["p95_ms"] is not None
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--games", "0"], "--games must be 1..1000"),
+        (["--games", "5000"], "--games must be 1..1000"),
+        (["--seconds", "99999"], "--seconds in (0, 1800]"),
+        (["--expire", "0"], "--expire must be > 0"),
+        (["--opponents", "nobody"], "unknown agent 'nobody'"),
+        (["--set", "players=1"], "players"),
+    ],
+)
+def test_bench_serve_refuses_bad_options(args: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["bench", "serve", *args]) == 2
+    assert says in capsys.readouterr().err
