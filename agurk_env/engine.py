@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from agurk_env import rules_kernel
 from agurk_env.rules import Rules, per_rules
 
 ACE = 12
@@ -599,9 +600,14 @@ def _legal(sp: Tables, state: State, reasons: bool) -> tuple[np.ndarray, np.ndar
 def legal_bits(rules: Rules, state: State) -> np.ndarray:
     """``(B,)`` card sets of the cards the player to move may play, for every game at once.
 
-    One vectorized pass over RULES.md's legal-move order: leader, twos, ace lock,
-    then beat the target (forced / nearest / optional) or play the lowest card.
+    One pass over RULES.md's legal-move order: leader, twos, ace lock, then beat the
+    target (forced / nearest / optional) or play the lowest card; the compiled kernel's
+    loop over games (:mod:`agurk_env.rules_kernel`), or the NumPy vectorisation without numba.
     """
+    if rules_kernel.ENABLED:
+        compiled = _legal_compiled(rules, state)
+        if compiled is not None:
+            return compiled[0]
     return _legal(tables(rules), state, reasons=False)[0]
 
 
@@ -611,7 +617,32 @@ def legal_reason(rules: Rules, state: State) -> np.ndarray:
     The same pass as :func:`legal_bits`, so the explanation (``agurk play``) can never
     disagree with the rule it explains.
     """
+    if rules_kernel.ENABLED:
+        compiled = _legal_compiled(rules, state)
+        if compiled is not None:
+            return compiled[1]
     return _legal(tables(rules), state, reasons=True)[1]
+
+
+@per_rules
+def rule_array(rules: Rules) -> np.ndarray:
+    """The rules as the compiled kernel reads them (:func:`agurk_env.rules_kernel.rule_array` of :func:`tables`)."""
+    return rules_kernel.rule_array(tables(rules))
+
+
+_LEGAL_FIELDS = tuple(State._fields.index(k) for k in ("held", "tricks", "trick_no", "cur", "npos", "leader"))
+_LEGAL_FIELDS += tuple(State._fields.index(k) for k in ("top", "prev", "locked"))
+
+
+def _legal_compiled(rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(legal_bits, legal_reason)`` by the compiled kernel; ``None`` for arrays it was not compiled for."""
+    b = state.batch
+    bits, reasons = np.empty(b, np.int64), np.empty(b, np.int8)
+    try:
+        rules_kernel.compiled().legal_all(rule_array(rules), *[state[i] for i in _LEGAL_FIELDS], bits, reasons)
+    except TypeError:  # unusual dtypes or layouts: the NumPy path
+        return None
+    return bits, reasons
 
 
 def trick_target(rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray]:
@@ -702,12 +733,63 @@ def play(rules: Rules, state: State, actions: np.ndarray, donate: bool = False) 
     The actions must be legal (:func:`legal_mask`; adapters check it), and every
     game must be in a round (call :func:`advance` after a round or match ends).
     Settles a trick when its last card is played (the next trick is led by its
-    winner) and scores the round after its last trick.
+    winner) and scores the round after its last trick. The compiled kernel's loop over
+    games (:mod:`agurk_env.rules_kernel`), or the NumPy vectorisation without numba.
 
     ``donate=True`` hands the input state's arrays over to the result, which is then
     written in place (as JAX's buffer donation): faster for a loop that never looks
     back, but the input state must not be used again. By default the input is untouched.
     """
+    if rules_kernel.ENABLED:
+        new = _play_compiled(rules, state, _offsets(state.batch, 1), actions, donate)
+        if new is not None:
+            return new
+    return _play_numpy(rules, state, actions, donate)
+
+
+_PLAY_NAMES = State._fields[:16] + State._fields[18:28]
+"""The fields the kernel's play writes, in its argument order (every array but the dealer, round and match numbers)."""
+_PLAY_FIELDS = tuple(State._fields.index(k) for k in _PLAY_NAMES)
+_TRICK_FIELDS = tuple(State._fields.index(k) for k in _PLAY_NAMES[:6] + _PLAY_NAMES[16:24])
+"""Those a play that ends no round writes: the hands, the voids, the tricks and the trick's fields."""
+_TRICK_FIELDS_EVERY = (*_TRICK_FIELDS, State._fields.index("round_penalty"))
+"""Those under ``scoring=every_trick``, where a trick before the last scores."""
+
+
+def _ends_a_round(sp: Tables, state: State) -> bool:
+    """Whether the next card played in some game of ``state`` ends its round (it is its last trick's last card)."""
+    if state.batch == 1:
+        return int(state.trick_no[0]) == sp.hand_size - 1 and int(state.npos[0]) + 1 == int(state.n_alive[0])
+    return bool(((state.trick_no == sp.hand_size - 1) & (state.npos + 1 == state.n_alive)).any())
+
+
+def _play_compiled(rules: Rules, state: State, games: np.ndarray, actions: np.ndarray, donate: bool) -> State | None:
+    """:func:`play` in ``games`` by the compiled kernel; ``None`` (nothing changed) for arrays it was not compiled for.
+
+    Without ``donate`` it copies the fields the play can write (those of a round's end only
+    where a round can end), so the input is untouched.
+    """
+    fields = list(state)
+    if not donate:
+        sp = tables(rules)
+        if _ends_a_round(sp, state):
+            written = _PLAY_FIELDS
+        else:
+            written = _TRICK_FIELDS_EVERY if sp.every_trick else _TRICK_FIELDS
+        for i in written:
+            fields[i] = fields[i].copy()
+    cards = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
+    if cards.size != games.size:
+        raise ValueError(f"play needs one action per game ({games.size}), not {cards.size}")
+    try:
+        rules_kernel.compiled().play_games(rule_array(rules), *[fields[i] for i in _PLAY_FIELDS], games, cards)
+    except TypeError:  # unusual dtypes or layouts: the NumPy path
+        return None
+    return State._make(fields)
+
+
+def _play_numpy(rules: Rules, state: State, actions: np.ndarray, donate: bool = False) -> State:
+    """:func:`play` as one NumPy vectorisation over the batch (without numba, and the kernel's reference)."""
     own = _owned if donate else np.copy
     sp = tables(rules)
     b, p, a, h = state.batch, sp.players, sp.actions, sp.hand_size
@@ -782,11 +864,16 @@ def play_in(rules: Rules, state: State, games: np.ndarray, actions: np.ndarray) 
     """:func:`play` in ``games`` only (``actions`` holds their cards); every other game is left as it is.
 
     For loops where only some games move (the opponents' turns of a single-learner
-    environment): the games are played as a sub-batch and only the fields the play
-    changed are written back.
+    environment): the compiled kernel plays those games only; the NumPy path plays them
+    as a sub-batch and writes back only the fields the play changed.
     """
+    if rules_kernel.ENABLED:
+        rows = np.flatnonzero(games) if np.asarray(games).dtype == bool else games
+        new = _play_compiled(rules, state, np.ascontiguousarray(rows, dtype=np.int64), actions, donate=False)
+        if new is not None:
+            return new
     sub = state.take(games)
-    new = play(rules, sub, actions)
+    new = _play_numpy(rules, sub, actions)
     fields = {}
     for name, before, after in zip(State._fields, sub, new, strict=True):
         value = getattr(state, name)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agurk_env import engine
+from agurk_env import engine, rules_kernel
 from agurk_env.rules import Rules, per_rules
 
 MAX_SEATS = 8
@@ -93,11 +93,36 @@ def _rule_vector(rules: Rules) -> np.ndarray:
 _AT = {name: _STARTS[name] for name in SLICES}  # the first column of every slice
 
 
+_AT_ARRAY = np.array(list(_AT.values()), np.int64)  # the kernel's view of _AT, in slice order
+_OBSERVE_FIELDS = ("hands", "void", "tricks", "alive", "scores", "lives", "rebuys", "dealer", "trick_no", "npos")
+_OBSERVE_FIELDS += ("n_alive", "top_seat", "leader", "locked")
+
+
 def observe(rules: Rules, state: engine.State, seats: np.ndarray | None = None) -> np.ndarray:
-    """``(B, SIZE)`` float32 observations of ``seats`` (default: the seat to move in each game)."""
+    """``(B, SIZE)`` float32 observations of ``seats`` (default: the seat to move in each game).
+
+    The compiled kernel's loop over games (:mod:`agurk_env.rules_kernel`), or the NumPy
+    vectorisation below without numba; both read the same public fields and the observer's hand.
+    """
+    seats = state.cur if seats is None else np.ascontiguousarray(seats, dtype=np.int64)
+    if rules_kernel.ENABLED:
+        out = np.zeros((state.batch, SIZE), np.float32)
+        arrays = [getattr(state, name) for name in _OBSERVE_FIELDS]
+        try:
+            rules_kernel.compiled().observe_all(
+                engine.rule_array(rules), _AT_ARRAY, _rule_vector(rules), *arrays, seats, out
+            )
+        except TypeError:  # unusual dtypes or layouts: the NumPy path
+            pass
+        else:
+            return out
+    return _observe_numpy(rules, state, seats)
+
+
+def _observe_numpy(rules: Rules, state: engine.State, seats: np.ndarray) -> np.ndarray:
+    """:func:`observe` as one NumPy vectorisation over the batch (without numba, and the kernel's reference)."""
     sp = engine.tables(rules)
     b, p, h, a = state.batch, sp.players, sp.hand_size, sp.actions
-    seats = state.cur if seats is None else np.asarray(seats, dtype=np.int64)
     games = np.arange(b)
     rows = games[:, None]
     absolute = (seats[:, None] + np.arange(p)) % p  # (B, P): relative seat -> seat

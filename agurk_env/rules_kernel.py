@@ -1,0 +1,125 @@
+"""The compiled rules kernel: :mod:`agurk_env._rules_kernel` compiled with numba, and the rules laid out for it.
+
+The engine (:func:`agurk_env.engine.play`, :func:`~agurk_env.engine.legal_bits`) and the observation
+(:func:`agurk_env.observation.observe`) run the kernel's loops over games when numba is installed, and
+their NumPy vectorisation otherwise (or with ``AGURK_JIT=0``); the two give the same states and
+vectors (tests/test_kernel_differential.py). The kernel is compiled once per machine: numba keeps the
+machine code in its disk cache, so later starts only load it (:func:`warm_up` says which happened).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import sys
+import time
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from agurk_env import _rules_kernel as kernel
+
+if TYPE_CHECKING:
+    from agurk_env.engine import Tables
+
+HAS_NUMBA = importlib.util.find_spec("numba") is not None
+"""Whether numba is installed (the compiled path is available)."""
+JIT_ENV = "AGURK_JIT"
+"""Environment variable: ``0`` keeps the engine and the observation on their NumPy path even with numba."""
+ENABLED = HAS_NUMBA and os.environ.get(JIT_ENV, "1") != "0"
+"""Whether the engine and the observation run the compiled kernel (read once, at import)."""
+_BEAT_CHOICES = ("forced", "nearest", "optional")
+_ACE_LOCKS = ("none", "led", "any")
+
+
+def rule_array(sp: Tables) -> np.ndarray:
+    """The engine's tables and flags in the kernel's layout (read-only int64; see :mod:`agurk_env._rules_kernel`)."""
+    out = np.zeros(kernel.SIZE, dtype=np.int64)
+    tables = (
+        (kernel.STRENGTH, sp.strength[:-1]),
+        (kernel.STRENGTH + kernel.W, sp.strength_last[:-1]),
+        (kernel.POINTS_OF, sp.points_of),
+        (kernel.POINTS_OF + kernel.W, sp.points_of_last),
+        (kernel.AT_LEAST, sp.at_least),
+        (kernel.AT_LEAST + kernel.W, sp.at_least_last),
+        (kernel.WEAKER, sp.weaker),
+        (kernel.WEAKER + kernel.W, sp.weaker_last),
+        (kernel.POINTS_LAST, sp.points_last[:-1]),
+        (kernel.SHOWN, sp.shown),
+        (kernel.SHOWN + kernel.S, sp.shown_last),
+    )
+    for offset, table in tables:
+        out[offset : offset + table.size] = table
+    out[kernel.FLAGS : kernel.SIZE] = (
+        sp.players,
+        sp.hand_size,
+        sp.ace_low,
+        sp.low_last,
+        sp.not_equal,
+        sp.not_equal_last,
+        sp.target_previous,
+        _BEAT_CHOICES.index(sp.beat_choice),
+        _ACE_LOCKS.index(sp.ace_lock),
+        sp.twos,
+        sp.every_trick,
+        sp.ties_all,
+        sp.lives,
+        sp.limit,
+        sp.exceed,
+        sp.rebuys,
+        sp.rebuy_min_others,
+        sp.first_out,
+        sp.actions,
+    )
+    out.flags.writeable = False
+    return out
+
+
+def _signatures() -> dict[str, Any]:
+    """The one signature of each entry point: the engine state's dtypes, C-contiguous (others take the NumPy path)."""
+    import numba
+
+    t = numba.types
+    i8, i16, i32, i64, b1, f32 = t.int8, t.int16, t.int32, t.int64, t.boolean, t.float32
+    v64, vb = i64[::1], b1[::1]
+    m = lambda dtype: dtype[:, ::1]  # noqa: E731 - (B, P) and (B, H)
+    c = lambda dtype: dtype[:, :, ::1]  # noqa: E731 - (B, P, A) and (B, H, P)
+    rules = t.Array(t.int64, 1, "C", readonly=True)  # rule_array's
+    legal_args = (m(i16), c(i8), v64, v64, v64, v64, v64, v64, vb)
+    play_args = (c(i8), m(i16), m(i16), c(i8), m(i8), m(i8), m(b1), m(i64), v64, m(i32), m(i16), m(i16), m(i32))
+    play_args += (m(b1), m(b1), m(b1), v64, v64, v64, v64, v64, v64, v64, vb, vb, vb)
+    observe_args = (c(i8), m(i16), c(i8), m(b1), m(i32), m(i16), m(i16), v64, v64, v64, v64, v64, v64, vb)
+    return {
+        "legal_all": t.void(rules, *legal_args, v64, i8[::1]),
+        "play_games": t.void(rules, *play_args, v64, v64),
+        "observe_all": t.void(rules, v64, f32[::1], *observe_args, v64, f32[:, ::1]),
+    }
+
+
+@functools.cache
+def compiled() -> ModuleType:
+    """A second copy of the kernel module with its functions compiled by ``numba.njit`` (cached on disk).
+
+    The entry points get their one signature (compiled now, or loaded from numba's cache); the
+    functions they call are compiled into them.
+    """
+    import numba
+
+    spec = importlib.util.spec_from_file_location(f"{kernel.__name__}_jit", kernel.__file__)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # numba's disk cache imports the module by name
+    spec.loader.exec_module(module)
+    for name in ("lowest", "legal", "finish_round", "play", "observe"):
+        setattr(module, name, numba.njit(cache=True)(getattr(module, name)))
+    for name, signature in _signatures().items():
+        setattr(module, name, numba.njit(signature, cache=True)(getattr(module, name)))
+    return module
+
+
+def warm_up() -> dict[str, float | bool]:
+    """Compile the kernel (or load it from numba's disk cache): ``{"seconds": ..., "from_cache": ...}``."""
+    start = time.perf_counter()
+    module = compiled()
+    return {"seconds": time.perf_counter() - start, "from_cache": bool(module.play_games.stats.cache_hits)}

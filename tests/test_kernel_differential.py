@@ -1,0 +1,135 @@
+"""Differential test: the compiled rules kernel against the engine's NumPy vectorisation, state by state.
+
+Random legal play of whole matches (dealing, restarts, every preset at 2..8 players, and random
+option combinations); at every step both paths give the same legal sets and reasons, the same
+observation of every seat, and the same next state, field by field and dtype by dtype (``play``
+and ``play_in``). The pure-Python run of the kernel is checked on a few states too. CI runs a
+slice (tens of thousands of states); ``-m slow`` runs millions.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from test_engine_differential import preset_rules, random_rules
+
+from agurk_env import _rules_kernel, engine, observation, rules_kernel
+from agurk_env.rules import PRESETS, Rules
+
+pytestmark = pytest.mark.skipif(not rules_kernel.HAS_NUMBA, reason="numba not installed")
+
+
+def _same_state(a: engine.State, b: engine.State, where: str) -> None:
+    for name, x, y in zip(engine.State._fields, a, b, strict=True):
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and np.array_equal(x, y), f"{where}: field {name} differs"
+        else:
+            assert x == y, f"{where}: field {name} differs"
+
+
+def _check_step(rules: Rules, state: engine.State, actions: np.ndarray, rng: np.random.Generator, where: str) -> None:
+    """Both paths agree on the legal sets, every seat's observation, and the play (whole batch and some games)."""
+    sp = engine.tables(rules)
+    bits, reasons = engine._legal_compiled(rules, state)
+    want_bits, want_reasons = engine._legal(sp, state, reasons=True)
+    assert bits.dtype == want_bits.dtype and np.array_equal(bits, want_bits), f"{where}: legal_bits"
+    assert reasons.dtype == want_reasons.dtype and np.array_equal(reasons, want_reasons), f"{where}: legal_reason"
+    for seats in (state.cur, rng.integers(0, rules.players, state.batch)):  # the mover's and any seat's
+        got = observation.observe(rules, state, seats)
+        want = observation._observe_numpy(rules, state, seats)
+        assert np.array_equal(got, want), f"{where}: observation"
+    _same_state(engine.play(rules, state, actions), engine._play_numpy(rules, state, actions), f"{where}: play")
+    games = np.flatnonzero(rng.random(state.batch) < 0.5)
+    if games.size:
+        got = engine.play_in(rules, state, games, actions[games])
+        sub = engine._play_numpy(rules, state.take(games), actions[games])
+        want = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in state._asdict().items()}
+        for name, value in sub._asdict().items():
+            if isinstance(value, np.ndarray):
+                want[name][games] = value
+        _same_state(got, engine.State(**want), f"{where}: play_in")
+
+
+def check_matches(rules: Rules, batch: int, steps: int, seed: int, label: str) -> int:
+    """Random legal play of ``batch`` games for ``steps`` steps, every step checked; returns the states checked."""
+    assert rules_kernel.ENABLED, "the kernel is switched off (AGURK_JIT=0)"
+    rng = np.random.default_rng(seed)
+    state = engine.init(rules, batch, seed)
+    for step in range(steps):
+        actions = engine.random_legal(engine._legal(engine.tables(rules), state, reasons=False)[0], rng)
+        _check_step(rules, state, actions, rng, f"{label}, seed {seed}, step {step}")
+        state = engine.advance(rules, engine._play_numpy(rules, state, actions))
+    return steps * batch
+
+
+PRESET_CASES = [(preset, players) for preset in PRESETS for players in range(2, 9)]
+
+
+@pytest.mark.parametrize(("preset", "players"), PRESET_CASES, ids=[f"{p}-{n}p" for p, n in PRESET_CASES])
+def test_kernel_agrees_with_numpy_on_every_preset(preset: str, players: int) -> None:
+    rules = preset_rules(preset, players)
+    assert check_matches(rules, 32, 40, 7 * players + list(PRESETS).index(preset), preset) > 0
+
+
+@pytest.mark.parametrize("case", range(24))
+def test_kernel_agrees_with_numpy_on_random_options(case: int) -> None:
+    rules = random_rules(random.Random(case))
+    assert check_matches(rules, 32, 60, case, str(rules.to_dict())) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("preset", "players"), PRESET_CASES, ids=[f"{p}-{n}p" for p, n in PRESET_CASES])
+def test_kernel_agrees_with_numpy_on_millions_of_states(preset: str, players: int) -> None:
+    rules = preset_rules(preset, players)
+    assert check_matches(rules, 1024, 300, 99 + players, preset) > 0  # about 300k states per case, 36M in all
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", range(200))
+def test_kernel_agrees_with_numpy_on_many_random_options(case: int) -> None:
+    rules = random_rules(random.Random(10_000 + case))
+    assert check_matches(rules, 256, 200, case, str(rules.to_dict())) > 0
+
+
+@pytest.mark.parametrize("preset", ["standard", "twos", "every_trick", "lives", "second_chance", "quick"])
+def test_the_pure_python_kernel_plays_as_the_compiled_one(preset: str) -> None:
+    rules = Rules.preset(preset, players=5)
+    rng = np.random.default_rng(3)
+    state = engine.init(rules, 6, seed=5)
+    t = engine.rule_array(rules)
+    for _ in range(3 * rules.hand_size * rules.players):
+        bits = np.empty(state.batch, np.int64)
+        reasons = np.empty(state.batch, np.int8)
+        legal_args = [getattr(state, k) for k in ("held", "tricks", "trick_no", "cur", "npos", "leader")]
+        legal_args += [getattr(state, k) for k in ("top", "prev", "locked")]
+        _rules_kernel.legal_all(t, *legal_args, bits, reasons)
+        assert np.array_equal(bits, engine.legal_bits(rules, state))
+        assert np.array_equal(reasons, engine.legal_reason(rules, state))
+        actions = engine.random_legal(bits, rng)
+        fields = [v.copy() if isinstance(v, np.ndarray) else v for v in state]
+        written = [fields[i] for i in engine._PLAY_FIELDS]
+        _rules_kernel.play_games(t, *written, np.arange(state.batch), actions)
+        _same_state(engine.State._make(fields), engine.play(rules, state, actions), preset)
+        state = engine.advance(rules, engine.State._make(fields))
+
+
+def test_a_card_out_of_range_or_a_finished_round_is_refused() -> None:
+    rules = Rules.preset("standard")
+    state = engine.init(rules, 2, seed=0)
+    with pytest.raises(ValueError, match="out of range"):
+        engine.play(rules, state, np.array([0, 13]))
+    rng = np.random.default_rng(0)
+    while not state.round_over.all():
+        state = engine.play(rules, state, engine.random_legal(engine.legal_bits(rules, state), rng))
+    with pytest.raises(ValueError, match="round is over"):
+        engine.play(rules, state, np.zeros(2, np.int64))
+
+
+def test_the_rule_array_holds_the_kernels_observation_layout() -> None:
+    assert list(observation._AT) == list(observation.SLICES)
+    assert _rules_kernel.CARD_SLOTS == observation.CARD_SLOTS
+    order = list(observation.SLICES)
+    for name in ("hand", "played", "trick", "void", "dealer", "players"):
+        assert getattr(_rules_kernel, f"O_{name.upper()}") == order.index(name)
