@@ -111,7 +111,7 @@ def compiled() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # numba's disk cache imports the module by name
     spec.loader.exec_module(module)
-    for name in ("lowest", "legal", "finish_round", "play", "observe"):
+    for name in ("lowest", "choose", "finish_rounds"):
         setattr(module, name, numba.njit(cache=True)(getattr(module, name)))
     for name, signature in _signatures().items():
         setattr(module, name, numba.njit(signature, cache=True)(getattr(module, name)))
