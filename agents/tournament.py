@@ -1,26 +1,49 @@
 """Duplicate-deal tournaments: per-entry win rate, penalty, last-trick rate and a Plackett-Luce rating.
 
 ``tournament(rules, ["guard", "random", "random", "random"], deals, seed)`` plays every
-deal (match number ``m`` of ``seed``, ``m < deals``) once per **rotation**: rotation
-``r`` puts entry ``i`` (its position in the list) in seat ``(i + r) % P``. All
-rotations use the same seed, so match ``m`` is dealt the same deck in each of them
-(round 1 gives seat ``s`` the same hand in every rotation; later rounds shuffle the
-same deck, dealt to the seats still in). ``deals`` counts deals: ``deals * P`` matches
-are played. The agents of rotation ``r`` (for spec entries) are ``make_agents(rotated
-specs, P, seed * P + r)``, and seats with the same spec then share the first such seat's
-agent object (so it is asked once per step for all of them, which is faster and keeps
-runs reproducible).
+deal (match number ``m`` of ``seed``, ``m < deals``) once at every **table** of a seating
+design: a table puts each entry (its position in the list) in one seat. All tables use the
+same seed, so match ``m`` is dealt the same deck at each of them (round 1 gives seat ``s``
+the same hand at every table; later rounds shuffle the same deck, dealt to the seats still
+in). ``deals`` counts deals: ``deals * tables`` matches are played.
+
+**Seatings** (``seating``, :func:`seatings`): entries that are the same player (an equal
+spec, or the same object) are one *kind*, and a table is an arrangement of the kinds in
+the seats, each played once:
+
+- ``permutations``: every distinct arrangement of the entries (``P!`` of them when all
+  differ: 24 at 4 players); the entries of one kind take that kind's seats in turn (one
+  seating per cyclic shift among them), so entries of one kind get the same figures and
+  every entry sits in every seat, and after every other entry, equally often.
+- ``balanced``: for larger tables, every rotation of a set of circular orders of the
+  entries in which each entry comes right after each other entry equally often
+  (:func:`circular_orders`): each entry sits in each seat and after each other entry
+  equally often, with ``P (P - 1)`` seatings (twice that at 4 and 6 players), arrangements
+  of equal kinds played once;
+- ``cyclic``: the ``P`` rotations of the list, rotation ``r`` putting entry ``i`` in seat
+  ``(i + r) % P``: who sits after whom never changes, so it can favour an entry;
+- ``auto`` (the default): ``permutations`` when there are at most :data:`MAX_PERMUTATIONS`
+  distinct arrangements, else ``balanced``.
+
+The agents of table ``t`` of ``n`` (for spec entries) are ``make_agent(spec,
+agent_seed(seed, n, t), seat)``, and seats with the same spec then share the first such
+seat's agent object (so it is asked once per step for all of them, which is faster and
+keeps runs reproducible). With ``cyclic`` that is ``seed * P + r``, as before seatings
+existed; a table of one entry against a field of another (the skill report's) is the same
+under every design, so it plays the same matches.
 
 An entry may also be an agent object (``act`` and a ``spec`` string, its label). The
-entries are pickled together once, and every rotation, in this process or a spawned
+entries are pickled together once, and every table, in this process or a spawned
 worker, plays a fresh unpickled copy: the object passed in is never played, and its
-state (a generator, say) starts alike in every rotation, so the numbers do not depend
+state (a generator, say) starts alike at every table, so the numbers do not depend
 on ``workers``. An object must therefore pickle (its class importable by module name,
-no lambdas, locks or open files); one that does not raises ``TypeError``.
+no lambdas, locks or open files); one that does not raises ``TypeError``. Agents that ask
+for the table (``meet_table``: the fictive player) are told every seat's agent
+(:func:`agents.registry.introduce`).
 
-Statistics, per entry (95% percentile bootstrap over deals: deal indices are resampled
-with replacement, all rotations of a deal together, with ``np.random.default_rng([seed,
-BOOTSTRAP_TAG])``):
+Statistics, per entry, over every seating (95% percentile bootstrap over deals: deal indices
+are resampled with replacement, all seatings of a deal together, with
+``np.random.default_rng([seed, BOOTSTRAP_TAG])``):
 
 - ``win_rate``: matches won, a win shared by ``k`` winners counting ``1/k`` (under
   ``match_end=first_out`` a round that puts every seat out ends the match with no winner);
@@ -45,7 +68,7 @@ observe exactly as above; a round counts for the seats dealt into it):
 - ``mean_penalty`` and ``last_trick_rate``: as above (they are per round played already);
 - ``rating``: the Plackett-Luce fit to every round's order by round penalty, lowest
   first, equal penalties tied (seats not in the round take no part);
-- the bootstrap still resamples deals, each with all the rounds of all its rotations
+- the bootstrap still resamples deals, each with all the rounds of all its seatings
   (rounds of one match are not independent: scores carry over and seats go out).
 
 The matches are played by :func:`agurk_env.matches.play_matches`, the loop behind
@@ -55,6 +78,9 @@ per-match numbers, not game records: building records costs about ten times the 
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
 import pickle
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields
@@ -63,7 +89,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from agents.processes import LOCAL, Backend, TaskProgress, run_tasks
-from agents.registry import make_agent
+from agents.registry import introduce, make_agent
 from agurk_env import engine
 from agurk_env.agent import Agent
 from agurk_env.matches import DEFAULT_BATCH, play_matches
@@ -79,6 +105,11 @@ UNITS: tuple[str, ...] = get_args(Unit)
 """What a tournament scores: whole matches (the default) or single rounds (see the module docstring)."""
 Entry = str | Agent
 """A tournament entry: a registered agent spec (``"guard"``, ``"pimc:worlds=32"``) or an agent object."""
+Seating = Literal["auto", "permutations", "balanced", "cyclic"]
+SEATINGS: tuple[str, ...] = get_args(Seating)
+"""Seating designs (see the module docstring)."""
+MAX_PERMUTATIONS = 24
+"""``auto`` plays every distinct arrangement of the entries up to this many (all 24 at 4 players), else ``balanced``."""
 
 
 @dataclass
@@ -94,11 +125,10 @@ class SeatStats:
     round_place: np.ndarray | None = None  # (Q, P) int: each round's levels (round_places); None only if built by hand
     round_match: np.ndarray | None = None  # (Q,) int: match number of each round of round_place
 
-    def rotate(self, r: int) -> SeatStats:
-        """The same numbers by entry for rotation ``r`` (entry ``i`` sat in seat ``(i + r) % P``)."""
-        cols = (np.arange(self.win.shape[1]) + r) % self.win.shape[1]
+    def by_entry(self, seat: np.ndarray) -> SeatStats:
+        """The same numbers by entry, entry ``i`` having sat in seat ``seat[i]``."""
         by_seat = {f.name: getattr(self, f.name) for f in fields(self)}
-        return SeatStats(**{k: v if v is None or v.ndim == 1 else v[:, cols] for k, v in by_seat.items()})
+        return SeatStats(**{k: v if v is None or v.ndim == 1 else v[:, seat] for k, v in by_seat.items()})
 
 
 def places(winners: np.ndarray, out_round: np.ndarray) -> np.ndarray:
@@ -196,9 +226,124 @@ def seat_stats(
     return res
 
 
-def agent_seed(seed: int, players: int, rotation: int) -> int:
-    """The ``make_agents`` seed of rotation ``rotation``: ``seed * players + rotation`` (one per run)."""
-    return seed * players + rotation
+def agent_seed(seed: int, tables: int, table: int) -> int:
+    """The ``make_agent`` seed of table ``table`` of ``tables``: ``seed * tables + table`` (one per table and seed)."""
+    return seed * tables + table
+
+
+# ----------------------------------------------------------------------------- seatings
+
+
+@dataclass(frozen=True)
+class Seatings:
+    """A seating design for one list of entries: the tables played and every seating counted."""
+
+    design: str
+    """``permutations``, ``balanced`` or ``cyclic`` (``auto`` resolved)."""
+    tables: list[np.ndarray]
+    """Per table played, the entry at each seat (the first entry of its kind)."""
+    views: list[tuple[int, np.ndarray]]
+    """Per seating counted: its table and the seat of each entry there."""
+
+
+def kinds(entries: Sequence[Entry]) -> np.ndarray:
+    """``(P,)`` each entry's kind: the position of the first entry that is the same player (equal spec, same object)."""
+
+    def same(a: Entry, b: Entry) -> bool:
+        return a == b if isinstance(a, str) and isinstance(b, str) else a is b
+
+    return np.array([next(j for j in range(i + 1) if same(entries[j], e)) for i, e in enumerate(entries)])
+
+
+@functools.cache
+def circular_orders(players: int) -> tuple[tuple[int, ...], ...]:
+    """Circular orders of ``players`` entries (from entry 0) in which each entry follows each other equally often.
+
+    ``lam * (players - 1)`` orders in which every ordered pair of entries is adjacent ``lam``
+    times: ``lam = 1``, or 2 at 4 and 6 players, where no such set of ``players - 1`` exists
+    (Tillson's theorem on Hamiltonian decompositions of complete digraphs). The first such set
+    in lexicographic order, by a depth-first search (the orders themselves in increasing order).
+    """
+    lam = 2 if players in (4, 6) else 1
+    need = lam * (players - 1)
+    left = np.full((players, players), lam) - lam * np.eye(players, dtype=int)  # uses left of each arc
+    found: list[tuple[int, ...]] = []
+
+    def extend(order: list[int]) -> bool:
+        last = order[-1]
+        if len(order) == players:
+            if not left[last, 0] or (found and tuple(order) <= found[-1]):
+                return False
+            left[last, 0] -= 1
+            found.append(tuple(order))
+            if len(found) == need or extend([0]):
+                return True
+            found.pop()
+            left[last, 0] += 1
+            return False
+        for nxt in range(1, players):
+            prefix = (*order, nxt)
+            if nxt in order or not left[last, nxt] or (found and prefix < found[-1][: len(prefix)]):
+                continue
+            left[last, nxt] -= 1
+            if extend([*prefix]):
+                return True
+            left[last, nxt] += 1
+        return False
+
+    if not extend([0]):
+        raise RuntimeError(f"no balanced set of circular orders for {players} players")  # not for 2..8 (tested)
+    return tuple(found)
+
+
+def _inverse(seat: np.ndarray) -> np.ndarray:
+    """The entry at each seat, from the seat of each entry."""
+    return np.argsort(seat)
+
+
+def _shifts(kind: np.ndarray, table: np.ndarray) -> list[np.ndarray]:
+    """The seatings of one table of kinds: the entries of each kind take its seats in every cyclic shift."""
+    groups = [(np.flatnonzero(kind == k), np.flatnonzero(table == k)) for k in np.unique(kind)]
+    out = []
+    for shift in itertools.product(*(range(e.size) for e, _ in groups)):
+        seat = np.empty(kind.size, np.int64)
+        for t, (entries, seats) in zip(shift, groups, strict=True):
+            seat[entries] = np.roll(seats, -t)
+        out.append(seat)
+    return out
+
+
+def seatings(entries: Sequence[Entry], seating: Seating = "auto") -> Seatings:
+    """The tables to play and the seatings to count for ``entries`` under ``seating`` (see the module docstring)."""
+    check_choice("seating", seating, SEATINGS)
+    kind, p = kinds(entries), len(entries)
+    if seating == "cyclic":
+        views = [(r, (np.arange(p) + r) % p) for r in range(p)]
+        return Seatings("cyclic", [kind[_inverse(seat)] for _, seat in views], views)
+    arrangements = math.factorial(p) // math.prod(math.factorial(c) for c in np.unique(kind, return_counts=True)[1])
+    if seating == "auto":
+        seating = "permutations" if arrangements <= MAX_PERMUTATIONS else "balanced"
+    index: dict[tuple[int, ...], int] = {}
+    tables: list[np.ndarray] = []
+    views: list[tuple[int, np.ndarray]] = []
+    if seating == "permutations":
+        for order in itertools.permutations(range(p)):  # the entry at each seat
+            table = kind[list(order)]
+            if tuple(table) not in index:
+                index[tuple(table)] = len(tables)
+                views += [(len(tables), seat) for seat in _shifts(kind, table)]
+                tables.append(table)
+        return Seatings("permutations", tables, views)
+    for order in circular_orders(p):
+        for r in range(p):
+            seat = np.empty(p, np.int64)
+            seat[list(order)] = (np.arange(p) + r) % p
+            table = kind[_inverse(seat)]
+            if tuple(table) not in index:
+                index[tuple(table)] = len(tables)
+                tables.append(table)
+            views.append((index[tuple(table)], seat))
+    return Seatings("balanced", tables, views)
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -335,22 +480,22 @@ def round_wins(stats: SeatStats) -> np.ndarray:
 
 
 def summarize(
-    specs: Sequence[str], by_rotation: Sequence[SeatStats], seed: int, resamples: int = 1000, unit: Unit = "match"
+    specs: Sequence[str], by_seating: Sequence[SeatStats], seed: int, resamples: int = 1000, unit: Unit = "match"
 ) -> list[EntryStats]:
-    """Per-entry statistics from each rotation's :class:`SeatStats` (already by entry, see ``rotate``), per ``unit``."""
+    """Per-entry statistics from each seating's :class:`SeatStats` (by entry: ``by_entry``), per ``unit``."""
     check_choice("unit", unit, UNITS)
-    n, e = by_rotation[0].win.shape
-    penalty = sum(s.penalty for s in by_rotation).astype(np.float64)
-    rounds = sum(s.rounds for s in by_rotation).astype(np.float64)
-    last = sum(s.last for s in by_rotation).astype(np.float64)
+    n, e = by_seating[0].win.shape
+    penalty = sum(s.penalty for s in by_seating).astype(np.float64)
+    rounds = sum(s.rounds for s in by_seating).astype(np.float64)
+    last = sum(s.last for s in by_seating).astype(np.float64)
     if unit == "match":
-        win = sum(s.win for s in by_rotation) / len(by_rotation)  # (N, E) per deal
-        place = np.concatenate([s.place for s in by_rotation])
-        deal = np.tile(np.arange(n), len(by_rotation))
+        win = sum(s.win for s in by_seating) / len(by_seating)  # (N, E) per deal
+        place = np.concatenate([s.place for s in by_seating])
+        deal = np.tile(np.arange(n), len(by_seating))
     else:
-        win = sum(round_wins(s) for s in by_rotation)
-        place = np.concatenate([s.round_place for s in by_rotation])
-        deal = np.concatenate([s.round_match for s in by_rotation])
+        win = sum(round_wins(s) for s in by_seating)
+        place = np.concatenate([s.round_place for s in by_seating])
+        deal = np.concatenate([s.round_match for s in by_seating])
     st = stages(place, deal, n)
     table = np.concatenate([win, penalty, rounds, last, st.counts], axis=1)  # (N, 4E + S)
 
@@ -381,7 +526,7 @@ def summarize(
 
 @dataclass
 class TournamentResult:
-    """A finished tournament: its settings, the per-entry statistics and the raw per-rotation numbers."""
+    """A finished tournament: its settings, the per-entry statistics and the raw per-table numbers."""
 
     rules: Rules
     specs: list[str]
@@ -392,24 +537,32 @@ class TournamentResult:
     resamples: int
     unit: Unit
     entries: list[EntryStats]
-    by_rotation: list[SeatStats]
-    """Per rotation, the per-match numbers by entry (``rotate``-d), for tests and further analysis."""
+    seating: Seatings
+    """The seating design played (:func:`seatings`)."""
+    tables: list[SeatStats]
+    """Per table played, the per-match numbers by seat."""
+
+    @property
+    def by_seating(self) -> list[SeatStats]:
+        """Per seating counted, the per-match numbers by entry (what the statistics are computed from)."""
+        return [self.tables[t].by_entry(seat) for t, seat in self.seating.views]
 
     @property
     def rounds_played(self) -> int:
-        """Rounds played over all rotations (each round counted once, however many seats it had)."""
-        return sum(s.round_match.size for s in self.by_rotation)
+        """Rounds played at all tables (each round counted once, however many seats it had)."""
+        return sum(s.round_match.size for s in self.tables)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` object: ``rules``, ``seed``, ``matches`` (deals), ``unit``, ``entries`` and the settings."""
-        p = self.rules.players
         return {
             "rules": self.rules.to_dict(),
             "seed": self.seed,
             "matches": self.deals,
             "deals": self.deals,
-            "rotations": p,
-            "matches_played": self.deals * p,
+            "seating": self.seating.design,
+            "tables": len(self.tables),
+            "seatings": len(self.seating.views),
+            "matches_played": self.deals * len(self.tables),
             "rounds_played": self.rounds_played,
             "unit": self.unit,
             "batch": self.batch,
@@ -435,7 +588,7 @@ def label(entry: Entry) -> str:
 
 
 def pack_entries(entries: Sequence[Entry], players: int, seed: int) -> bytes:
-    """Check the entries and pickle them together (every rotation plays a fresh copy; see :func:`tournament`).
+    """Check the entries and pickle them together (every table plays a fresh copy; see :func:`tournament`).
 
     Raises ``ValueError`` unless there is one entry per seat, ``agents.registry.AgentSpecError``
     for a bad spec (each is built once), ``TypeError`` for an object that is not an agent or
@@ -445,7 +598,7 @@ def pack_entries(entries: Sequence[Entry], players: int, seed: int) -> bytes:
         raise ValueError(f"need exactly one entry per seat: {len(entries)} given for {players} players")
     for i, entry in enumerate(entries):
         if isinstance(entry, str):
-            make_agent(entry, agent_seed(seed, players, 0), i)
+            make_agent(entry, seed, i)
         elif not (callable(getattr(entry, "act", None)) and isinstance(getattr(entry, "spec", None), str)):
             raise TypeError(f"entry {i} is neither an agent spec nor an agent (act() and a str spec): {entry!r}")
     try:
@@ -456,48 +609,57 @@ def pack_entries(entries: Sequence[Entry], players: int, seed: int) -> bytes:
                 pickle.dumps(entry)
             except (pickle.PicklingError, TypeError, AttributeError) as err:
                 raise TypeError(
-                    f"tournament entry {i} ({label(entry)!r}) cannot be pickled ({err}); every rotation plays a "
+                    f"tournament entry {i} ({label(entry)!r}) cannot be pickled ({err}); every table plays a "
                     "pickled copy of an agent object, also in worker processes: define its class at module level "
                     "and keep no lambdas, locks or open files in it, or enter a registered spec"
                 ) from None
         raise
 
 
-def rotation_agents(entries: Sequence[Entry], players: int, seed: int, rotation: int) -> list[Agent]:
-    """The seats' agents in rotation ``rotation``: entry ``i`` sits in seat ``(i + rotation) % players``.
+def table_agents(entries: Sequence[Entry], table: np.ndarray, seed: int) -> list[Agent]:
+    """The seats' agents at one table: seat ``s`` plays entry ``table[s]``, its agents seeded by ``seed``.
 
-    A spec entry in seat ``s`` is ``make_agent(spec, agent_seed(...), s)``, and seats with
-    the same spec share the first such seat's agent (one call per step); an object entry
-    sits as it is (the same object in two seats is one agent, asked once per step).
+    A spec entry in seat ``s`` is ``make_agent(spec, seed, s)``, and seats with the same spec
+    share the first such seat's agent (one call per step); an object entry sits as it is (the
+    same object in two seats is one agent, asked once per step). Every agent that asks is told
+    the table (:func:`agents.registry.introduce`).
     """
     first: dict[str, Agent] = {}
     agents = []
-    for s in range(players):
-        entry = entries[(s - rotation) % players]
+    for s, i in enumerate(table):
+        entry = entries[i]
         if isinstance(entry, str) and entry not in first:
-            first[entry] = make_agent(entry, agent_seed(seed, players, rotation), s)
+            first[entry] = make_agent(entry, seed, s)
         agents.append(first[entry] if isinstance(entry, str) else entry)
-    return agents
+    return introduce(agents)
 
 
-def play_rotation(
+def play_table(
     rules: Rules,
     entries: Sequence[Entry],
-    rotation: int,
+    table: np.ndarray,
+    agent_seed: int,
     deals: int,
     seed: int,
     batch: int,
     progress: Callable[[int], Any] | None = None,
 ) -> SeatStats:
-    """Play rotation ``rotation`` of a tournament of ``entries``: its :class:`SeatStats`, by entry."""
-    agents = rotation_agents(entries, rules.players, seed, rotation)
-    return seat_stats(rules, agents, deals, seed, batch=batch, progress=progress).rotate(rotation)
+    """Play one table of a tournament (seat ``s``: entry ``table[s]``): its :class:`SeatStats`, by seat."""
+    agents = table_agents(entries, table, agent_seed)
+    return seat_stats(rules, agents, deals, seed, batch=batch, progress=progress)
 
 
-def _rotation_task(
-    progress: TaskProgress, rules: Rules, packed: bytes, rotation: int, deals: int, seed: int, batch: int
+def _table_task(
+    progress: TaskProgress,
+    rules: Rules,
+    packed: bytes,
+    table: np.ndarray,
+    agent_seed: int,
+    deals: int,
+    seed: int,
+    batch: int,
 ) -> SeatStats:
-    """One rotation as a task of :func:`agents.processes.run_tasks`: a fresh copy of the entries plays it."""
+    """One table as a task of :func:`agents.processes.run_tasks`: a fresh copy of the entries plays it."""
     try:
         entries = pickle.loads(packed)
     except (AttributeError, ImportError) as err:
@@ -505,7 +667,7 @@ def _rotation_task(
             f"a tournament worker process cannot load the agent objects ({err}): their classes must be importable "
             "by module name (not defined in an interactive session or notebook); or use workers=1"
         ) from None
-    return play_rotation(rules, entries, rotation, deals, seed, batch, progress)
+    return play_table(rules, entries, table, agent_seed, deals, seed, batch, progress)
 
 
 PARALLEL_MIN_MATCHES = 4000
@@ -524,40 +686,49 @@ def tournament(
     workers: int = 1,
     unit: Unit = "match",
     backend: Backend = LOCAL,
+    seating: Seating = "auto",
 ) -> TournamentResult:
-    """Play ``deals`` duplicate deals in every rotation of the entries ``specs`` (one per seat) and summarize.
+    """Play ``deals`` duplicate deals at every table of the ``seating`` design of ``specs`` (one per seat); summarize.
 
-    An entry is a registered spec or an agent object. Every rotation plays a fresh copy of
+    An entry is a registered spec or an agent object. Every table plays a fresh copy of
     the objects (all pickled together once, so the object passed in is never played or
-    changed, and its state, e.g. a generator, starts alike in every rotation and process);
+    changed, and its state, e.g. a generator, starts alike at every table and in every process);
     an object that cannot be pickled raises ``TypeError``. ``unit`` is what the statistics
     count, ``"match"`` or ``"round"`` (see the module docstring); the play is the same.
-    ``progress(n_done)`` counts matches over all rotations (``deals * players`` in all).
-    Each rotation is one task of :func:`agents.processes.run_tasks` on ``backend``: with the
+    ``seating`` is ``"auto"``, ``"permutations"``, ``"balanced"`` or ``"cyclic"`` (see the
+    module docstring). ``progress(n_done)`` counts matches over all tables (``deals * tables``).
+    Each table is one task of :func:`agents.processes.run_tasks` on ``backend``: with the
     local backend and ``workers > 1`` (and at least :data:`PARALLEL_MIN_MATCHES` matches) the
-    rotations run in that many spawned worker processes, on ``Backend("ray")`` as Ray tasks
+    tables run in that many spawned worker processes, on ``Backend("ray")`` as Ray tasks
     (``workers`` CPUs if it starts a local Ray instance); the workers must be able to import the
-    objects' classes, and the numbers are the same on every backend. A rotation that fails
+    objects' classes, and the numbers are the same on every backend. A table that fails
     every retry raises :class:`agents.processes.TaskError`. Entries are checked
     (``agents.registry.AgentSpecError`` for a bad spec) before anything is played.
     """
     p = rules.players
     check_choice("unit", unit, UNITS)
+    check_choice("seating", seating, SEATINGS)
     if deals < 1 or resamples < 1 or workers < 1 or seed < 0:
         raise ValueError(
             f"deals, resamples and workers must be >= 1 and seed >= 0, not {deals}, {resamples}, {workers} and {seed}"
         )
     packed = pack_entries(specs, p, seed)
     labels = [label(entry) for entry in specs]
-    if backend.kind == "local" and deals * p < PARALLEL_MIN_MATCHES:
+    design = seatings(specs, seating)
+    n = len(design.tables)
+    if backend.kind == "local" and deals * n < PARALLEL_MIN_MATCHES:
         workers = 1
-    by_rotation = run_tasks(
-        _rotation_task,
-        [(rules, packed, r, deals, seed, batch) for r in range(p)],
-        min(workers, p),
+    tables = run_tasks(
+        _table_task,
+        [(rules, packed, table, agent_seed(seed, n, t), deals, seed, batch) for t, table in enumerate(design.tables)],
+        min(workers, n),
         backend,
-        names=[f"tournament rotation {r}" for r in range(p)],
+        names=[
+            f"tournament table {t} (seats: {', '.join(labels[i] for i in table)})"
+            for t, table in enumerate(design.tables)
+        ],
         on_progress=None if progress is None else (lambda units, stages: progress(int(sum(units)))),
     )
-    entries = summarize(labels, by_rotation, seed, resamples, unit)
-    return TournamentResult(rules, labels, seed, deals, batch, resamples, unit, entries, by_rotation)
+    result = TournamentResult(rules, labels, seed, deals, batch, resamples, unit, [], design, tables)
+    result.entries = summarize(labels, result.by_seating, seed, resamples, unit)
+    return result

@@ -113,7 +113,7 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, 
         done += budget.deals * rules.players * cost
         report(done, label)
     stats = skill_stats(
-        focal_data(labels, [r.by_rotation for r in results]), RANDOM, ORACLE, FIELD, job.seed, budget.resamples
+        focal_data(labels, [r.by_seating for r in results]), RANDOM, ORACLE, FIELD, job.seed, budget.resamples
     )
     report(done, "done")
     ladder_rows = []

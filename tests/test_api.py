@@ -173,7 +173,7 @@ def test_agent_objects_give_the_same_numbers_with_one_or_two_workers(monkeypatch
 def test_the_same_object_in_two_seats_is_one_agent() -> None:
     mine = RandomAgent(np.random.default_rng(0), spec="mine")
     entries = pickle.loads(T.pack_entries([mine, "random", mine, "guard"], 4, seed=0))
-    agents = T.rotation_agents(entries, 4, seed=0, rotation=1)  # entry i in seat (i + 1) % 4
+    agents = T.table_agents(entries, np.array([3, 0, 1, 2]), seed=0)  # entry i in seat (i + 1) % 4
     assert agents[1] is agents[3] and agents[1] is not mine and agents[1].spec == "mine"
     assert agents[2].spec == "random" and agents[0].spec == "guard" and agents[2] is not agents[1]
 
@@ -230,10 +230,10 @@ def test_round_unit_statistics_are_ratios_over_the_rounds() -> None:
     specs = ["guard", "random", "random"]
     by_round = T.tournament(rules, specs, 150, seed=9, resamples=300, unit="round")
     by_match = T.tournament(rules, specs, 150, seed=9, resamples=300)
-    for s_round, s_match in zip(by_round.by_rotation, by_match.by_rotation, strict=True):
+    for s_round, s_match in zip(by_round.by_seating, by_match.by_seating, strict=True):
         np.testing.assert_array_equal(s_round.round_place, s_match.round_place)  # the same play
-    won = sum(T.round_wins(s) for s in by_round.by_rotation).sum(0)
-    played = sum(s.rounds for s in by_round.by_rotation).sum(0)
+    won = sum(T.round_wins(s) for s in by_round.by_seating).sum(0)
+    played = sum(s.rounds for s in by_round.by_seating).sum(0)
     for i, (r, m) in enumerate(zip(by_round.entries, by_match.entries, strict=True)):
         assert r.win_rate == pytest.approx(won[i] / played[i])
         assert r.mean_penalty == m.mean_penalty and r.last_trick_rate == m.last_trick_rate
@@ -241,14 +241,15 @@ def test_round_unit_statistics_are_ratios_over_the_rounds() -> None:
         assert r.win_rate_ci[1] - r.win_rate_ci[0] < m.win_rate_ci[1] - m.win_rate_ci[0]  # many more rounds
     guard, *randoms = by_round.entries
     assert all(guard.win_rate_ci[0] > e.win_rate_ci[1] and guard.rating_ci[0] > e.rating_ci[1] for e in randoms)
-    assert by_round.unit == "round" and by_round.rounds_played == sum(s.round_match.size for s in by_match.by_rotation)
+    assert by_round.unit == "round" and by_round.rounds_played == sum(s.round_match.size for s in by_match.tables)
     with pytest.raises(ValueError, match="unit must be one of"):
         T.tournament(rules, specs, 5, seed=9, unit="trick")
 
 
 def test_round_unit_identical_entries_are_even() -> None:
     rules = Rules.preset("standard", players=2)
-    res = T.tournament(rules, ["random", "random"], 300, seed=12, resamples=400, unit="round")
+    pair = [RandomAgent(np.random.default_rng(s), spec=f"random{s}") for s in (1, 2)]  # two players alike
+    res = T.tournament(rules, pair, 300, seed=12, resamples=400, unit="round")
     for e in res.entries:
         assert e.win_rate_ci[0] < 0.5 < e.win_rate_ci[1] and e.rating_ci[0] < 0 < e.rating_ci[1]
     # one card each: nobody chooses, every entry plays every seat of every deal, so all numbers agree

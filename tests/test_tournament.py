@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 
 from agents import tournament as T
+from agents.heuristics import Heuristic
 from agents.registry import AGENTS, make_agents
 from agurk.cli import main
 from agurk_env import engine
+from agurk_env.agent import RandomAgent
 from agurk_env.rules import CARDS, Rules
 from agurk_env.simulate import simulate
 
@@ -76,25 +78,97 @@ def test_duplicate_deals_give_every_entry_every_seat() -> None:
     rules = Rules.preset("standard")
     specs = ["guard", "random", "counter", "random"]
     res = T.tournament(rules, specs, 24, seed=5, batch=24, resamples=20)
-    p = rules.players
-    seat_hands = [s.hands[:, (np.arange(p) - r) % p] for r, s in enumerate(res.by_rotation)]  # back to seats
-    for r in range(1, p):
-        np.testing.assert_array_equal(seat_hands[r], seat_hands[0])  # match m: the same hands in every rotation
-    records = list(simulate(rules, make_agents("random", p, 0), 24, seed=5))
+    assert res.seating.design == "permutations" and len(res.tables) == 12  # 4! / 2! arrangements of the kinds
+    for table in res.tables[1:]:
+        np.testing.assert_array_equal(table.hands, res.tables[0].hands)  # match m: the same hands at every table
+    records = list(simulate(rules, make_agents("random", 4, 0), 24, seed=5))
     for m in (0, 17, 23):
-        np.testing.assert_array_equal(seat_hands[0][m], _expected_from_record(records[m], rules)["hands"])
-    # entry 0 holds seat r's cards in rotation r
-    for r in range(p):
-        np.testing.assert_array_equal(res.by_rotation[r].hands[:, 0], seat_hands[0][:, r])
-    assert (res.by_rotation[1].hands[:, 0] != res.by_rotation[0].hands[:, 0]).any()
+        np.testing.assert_array_equal(res.tables[0].hands[m], _expected_from_record(records[m], rules)["hands"])
+    seats = np.array([seat for _, seat in res.seating.views])  # (seatings, entries)
+    for entry in range(4):  # every entry holds every seat's cards equally often
+        assert np.bincount(seats[:, entry], minlength=4).tolist() == [len(seats) // 4] * 4
+    for view, (t, seat) in zip(res.by_seating, res.seating.views, strict=True):
+        np.testing.assert_array_equal(view.hands, res.tables[t].hands[:, seat])
 
 
-# ----------------------------------------------------------------------------- statistics
+def _followers(seats: np.ndarray) -> np.ndarray:
+    """``(E, E)``: how often entry ``b`` sits right after entry ``a`` (clockwise), over the seatings ``(S, E)``."""
+    p = seats.shape[1]
+    after = (seats[:, None, :] - seats[:, :, None]) % p == 1
+    return after.sum(0)
+
+
+@pytest.mark.parametrize("players", range(2, 9))
+def test_balanced_and_permutation_designs_seat_everyone_everywhere_after_everyone(players: int) -> None:
+    entries = [f"e{i}" for i in range(players)]
+    designs = ["balanced", "cyclic"] + (["permutations"] if players <= 5 else [])
+    for design in designs:
+        plan = T.seatings(entries, design)
+        seats = np.array([seat for _, seat in plan.views])
+        assert sorted(map(sorted, seats.tolist())) == [list(range(players))] * len(seats)  # each a seating
+        for entry in range(players):
+            assert len(set(np.bincount(seats[:, entry], minlength=players).tolist())) == 1, (design, entry)
+        followers = _followers(seats)[~np.eye(players, dtype=bool)]
+        assert (len(set(followers.tolist())) == 1) == (design != "cyclic" or players == 2), design
+        assert len(plan.tables) == len(plan.views) == len({tuple(t) for t in plan.tables})  # all distinct
+    sizes = {"balanced": players * (players - 1) * (2 if players in (4, 6) else 1), "cyclic": players}
+    for design, size in sizes.items():
+        assert len(T.seatings(entries, design).views) == size
+    expected = "permutations" if players <= 4 else "balanced"
+    assert T.seatings(entries).design == expected  # auto
+
+
+def test_entries_of_one_kind_share_their_tables() -> None:
+    # one entry against a field: the P tables of the cyclic rotation, in its order, whatever the design
+    for design in ("auto", "permutations", "balanced"):
+        plan = T.seatings(["x", "g", "g", "g", "g"], design)
+        assert [t.tolist() for t in plan.tables] == [np.roll([0, 1, 1, 1, 1], r).tolist() for r in range(5)]
+    plan = T.seatings(["g", "g", "r", "r"])
+    assert len(plan.tables) == 6 and len(plan.views) == 24  # 4! / (2! 2!) tables, both kinds' shifts
+    seats = np.array([seat for _, seat in plan.views])
+    assert (_followers(seats)[~np.eye(4, dtype=bool)] == 8).all()
+    same = Heuristic("guard")
+    assert T.kinds(["guard", same, "guard", same, Heuristic("guard")]).tolist() == [0, 1, 0, 1, 4]
+
+
+def _difference_interval(res: T.TournamentResult, a: int, b: int) -> tuple[float, float]:
+    """99% bootstrap interval (over deals, paired) of entry ``a``'s win rate minus entry ``b``'s."""
+    views = res.by_seating
+    per_deal = sum(v.win[:, a] - v.win[:, b] for v in views) / len(views)
+    counts = np.concatenate(list(T.deal_resamples(res.seed, res.deals, 2000)))
+    low, high = np.percentile(counts @ per_deal / res.deals, [0.5, 99.5])
+    return float(low), float(high)
+
+
+def test_identical_entries_get_the_same_figures() -> None:
+    rules = Rules.preset("standard")
+    by_spec = T.tournament(rules, ["guard", "guard", "random", "random"], 200, seed=1, resamples=300)
+    a, b, c, d = by_spec.entries
+    for x, y in ((a, b), (c, d)):  # one player: one set of figures
+        for name in ("win_rate", "mean_penalty", "last_trick_rate", "rating"):
+            assert getattr(x, name) == pytest.approx(getattr(y, name), rel=1e-9)
+            assert getattr(x, f"{name}_ci") == pytest.approx(getattr(y, f"{name}_ci"), rel=1e-9)
+    cyclic = T.tournament(rules, ["guard", "guard", "random", "random"], 200, seed=1, resamples=300, seating="cyclic")
+    first, second = cyclic.entries[:2]
+    assert first.win_rate_ci[1] < second.win_rate_ci[0]  # cyclic: the guard sitting after the other guard wins less
+    assert _difference_interval(cyclic, 0, 1)[1] < 0
+    # two guard objects are two entries: their figures differ by chance only
+    for table, field in (
+        (Rules.preset("standard"), ["random", "random"]),  # 12 tables
+        (Rules.preset("standard", players=5, hand_size=4, limit=12), ["shed", "random", "random"]),  # 60 > 24: 20
+    ):
+        res = T.tournament(table, [Heuristic("guard"), Heuristic("guard"), *field], 60, seed=2, resamples=300)
+        assert res.seating.design == ("permutations" if table.players == 4 else "balanced")
+        low, high = _difference_interval(res, 0, 1)
+        assert low < 0 < high, (table.players, low, high)
 
 
 def test_identical_random_entries_are_even_in_two_player() -> None:
     rules = Rules.preset("standard", players=2)
-    res = T.tournament(rules, ["random", "random"], 400, seed=11, resamples=500)
+    one = T.tournament(rules, ["random", "random"], 40, seed=11, resamples=100)
+    assert [e.win_rate for e in one.entries] == [0.5, 0.5]  # one player in both seats: even by construction
+    pair = [RandomAgent(np.random.default_rng(s), spec=f"random{s}") for s in (1, 2)]  # two players alike
+    res = T.tournament(rules, pair, 400, seed=11, resamples=500)
     a, b = res.entries
     assert a.win_rate + b.win_rate == pytest.approx(1.0)
     for e in res.entries:
@@ -180,6 +254,7 @@ def test_evaluate_json_schema_and_reproducible(tmp_path) -> None:
     data = _evaluate(tmp_path)
     assert data["rules"] == Rules.preset("standard", players=3).to_dict()
     assert data["seed"] == 4 and data["matches"] == 40 and data["matches_played"] == 120
+    assert (data["seating"], data["tables"], data["seatings"]) == ("permutations", 3, 6)  # 3 orders; guards alternate
     assert [e["spec"] for e in data["entries"]] == ["guard", "random", "guard"]
     for e in data["entries"]:
         for name in ("win_rate", "mean_penalty", "last_trick_rate", "rating"):
@@ -191,6 +266,11 @@ def test_evaluate_json_schema_and_reproducible(tmp_path) -> None:
     assert again == data
     other = _evaluate(tmp_path, "--seed", "5")
     assert other["entries"] != data["entries"]
+    cyclic = _evaluate(tmp_path, "--seating", "cyclic")
+    assert (cyclic["seating"], cyclic["tables"], cyclic["seatings"]) == ("cyclic", 3, 3)
+    assert cyclic["entries"][0] != cyclic["entries"][2]  # the two guards sit apart: cyclic gives them two figures
+    first, second = data["entries"][0], data["entries"][2]  # one player: one set of figures
+    assert first["win_rate"] == second["win_rate"] and first["rating"] == pytest.approx(second["rating"])
 
 
 @pytest.mark.parametrize(
@@ -204,6 +284,7 @@ def test_evaluate_json_schema_and_reproducible(tmp_path) -> None:
         (["--agents", "random,random,random,random", "--matches", "5", "--json", "/proc/no/x.json"], "cannot write"),
         (["--agents", "pimc:worlds=0,random,random,random", "--matches", "5"], "positive integer"),
         (["--matches", "5"], "required: --agents"),
+        (["--agents", "guard,random,random,random", "--matches", "5", "--seating", "round"], "invalid choice: 'round'"),
     ],
 )
 def test_evaluate_errors_are_one_line(capsys, argv: list[str], message: str) -> None:

@@ -39,9 +39,16 @@ def add_parser(sub: Any) -> None:
         description=(
             "Play a tournament between the entries of --agents (one spec per seat; the same spec\n"
             "may appear several times, entries are told apart by position). Duplicate deals: each\n"
-            "of the --matches deals (match m of --seed) is played once per rotation, rotation r\n"
-            "putting entry i in seat (i + r) % players, so every entry gets every seat's cards;\n"
-            "players x --matches matches are played in all.\n"
+            "of the --matches deals (match m of --seed) is played once at every table of the\n"
+            "--seating design, so every entry gets every seat's cards and no seat order favours one:\n"
+            "  permutations  every distinct order of the entries around the table (24 at 4 players);\n"
+            "                entries with the same spec are one player and share its figures\n"
+            "  balanced      every rotation of circular orders in which each entry sits after each\n"
+            "                other equally often (players x (players - 1) tables, twice that at 6)\n"
+            "  cyclic        the players rotations of the list (entry i in seat (i + r) % players):\n"
+            "                who sits after whom never changes, which can favour an entry\n"
+            "  auto          permutations up to 24 tables, else balanced (the default)\n"
+            "tables x --matches matches are played in all.\n"
             "\n"
             "Per entry: match win rate (a win shared by k counts 1/k), mean penalty per round\n"
             "played, rate of taking the last trick, each with a 95% bootstrap CI over deals, and a\n"
@@ -94,7 +101,7 @@ def add_parser(sub: Any) -> None:
         metavar="W",
         type=int,
         default=None,
-        help="processes that play the rotations side by side (> 0; default: the CPU count, at most 4); runs of "
+        help="processes that play the tables side by side (> 0; default: the CPU count, at most 4); runs of "
         "fewer than 4000 matches use one on the local backend. The numbers do not depend on it",
     )
     add_backend_options(p)
@@ -104,6 +111,12 @@ def add_parser(sub: Any) -> None:
         default="match",
         help="what the win rate and rating score: whole matches (default) or single rounds; the agents play the "
         "same matches either way",
+    )
+    p.add_argument(
+        "--seating",
+        choices=("auto", "permutations", "balanced", "cyclic"),
+        default="auto",
+        help="the tables each deal is played at (see above; default: auto)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, and no table when --json is given")
     p.set_defaults(func=run)
@@ -123,13 +136,14 @@ def run(args: argparse.Namespace) -> int:
     backend = backend_of(args)
 
     from agents.registry import AgentSpecError, make_agents
-    from agents.tournament import parse_entries, tournament
+    from agents.tournament import parse_entries, seatings, tournament
 
     try:
         specs = parse_entries(args.agents, rules.players)
         make_agents(",".join(specs), rules.players, args.seed)  # check every spec before playing
     except (AgentSpecError, ValueError) as e:
         raise CliError(str(e)) from None
+    tables = len(seatings(specs, args.seating).tables)
     out: IO[str] | None = None
     if args.json is not None and args.json != "-":
         path = Path(args.json)
@@ -144,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with (
             task_errors(),
-            MatchProgress(console, args.matches * rules.players, not args.quiet and console.is_terminal) as progress,
+            MatchProgress(console, args.matches * tables, not args.quiet and console.is_terminal) as progress,
         ):
             result = tournament(
                 rules,
@@ -157,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 unit=args.unit,
                 backend=backend,
+                seating=args.seating,
             )
     except (KeyboardInterrupt, CliError) as e:
         if out is not None:
@@ -192,7 +207,7 @@ def _print_evaluation(result: Any, label: str, seconds: float, to_stderr: bool) 
         interval = f"[{num(low_high[0], fmt)}, {num(low_high[1], fmt)}]"
         return Text.assemble(f"{num(value, fmt)} ", (interval, "dim"))
 
-    p = result.rules.players
+    p, tables = result.rules.players, len(result.tables)
     by_round = result.unit == "round"
     played = f", {result.rounds_played} rounds" if by_round else ""
     orders = "each round's order by penalty" if by_round else "finishing orders"
@@ -201,7 +216,8 @@ def _print_evaluation(result: Any, label: str, seconds: float, to_stderr: bool) 
         title=f"evaluate: {label}, {p} players, seed {result.seed}" + (", unit: round" if by_round else ""),
         title_justify="left",
         caption=Text(
-            f"{result.deals} deals x {p} seatings = {result.deals * p} matches{played} in {seconds:.1f} s; "
+            f"{result.deals} deals x {tables} seatings ({result.seating.design}) = {result.deals * tables} matches"
+            f"{played} in {seconds:.1f} s; "
             f"[95% bootstrap CI over deals, {result.resamples} resamples]; {won}rating: Plackett-Luce "
             f"on {orders}, Elo scale (400 * log10 strength), entries' mean 0"
         ),
