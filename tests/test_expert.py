@@ -21,8 +21,8 @@ from agurk_env import engine, observation
 from agurk_env.agent import Decision
 from agurk_env.rules import Rules
 from tests.tiny_config import TINY
-from training.config import ConfigError, config_from_dict
-from training.expert import Data, Generations, fit, improved_policy
+from training.config import ConfigError, config_from_dict, config_to_dict
+from training.expert import Data, ExpertTrainer, Generations, fit, improved_policy
 from training.run import execute, resume_checkpoint
 
 
@@ -104,7 +104,7 @@ def test_same_seed_gives_the_same_generation() -> None:
     datas = []
     for _ in range(2):
         gen = Generations(cfg, seed=4)
-        datas.append(gen.play(_net(), np.random.default_rng(9), 13)[0])
+        datas.append(gen.play(_net(), np.random.default_rng(9), 13, 300)[0])
     a, b = datas
     assert len(a) >= 300
     for field in ("obs", "legal", "target", "reward"):
@@ -113,9 +113,22 @@ def test_same_seed_gives_the_same_generation() -> None:
     assert (a.reward <= 0).all() and (a.reward < 0).any()  # every decision got its round's reward
 
 
+def test_a_generation_is_the_same_in_worker_processes() -> None:
+    cfg = config_from_dict(_cfg(expert={"games": 8, "decisions": 120, "shards": 2, "worlds": 2}))
+    here = ExpertTrainer(cfg).generate()[0]
+    there = ExpertTrainer(config_from_dict(_cfg(expert={**cfg_expert(cfg), "workers": 2}))).generate()[0]
+    assert len(here) >= 120
+    for field in ("obs", "legal", "target", "reward"):
+        np.testing.assert_array_equal(getattr(here, field), getattr(there, field))
+
+
+def cfg_expert(cfg) -> dict[str, object]:
+    return {k: v for k, v in config_to_dict(cfg)["expert"].items() if k != "init"}
+
+
 def test_a_training_phase_lowers_the_cross_entropy() -> None:
     cfg = config_from_dict(_cfg(learning_rate=0.01, expert={"games": 16, "decisions": 300, "temperature": 0.01}))
-    data = Generations(cfg, seed=2).play(_net(), np.random.default_rng(1), 13)[0]
+    data = Generations(cfg, seed=2).play(_net(), np.random.default_rng(1), 13, 300)[0]
     net = _net(3)
 
     def kl() -> float:  # the cross entropy to the targets less their entropy

@@ -89,9 +89,18 @@ class ExpertConfig:
     init: str = ""
     """Checkpoint or run folder whose network starts the run, e.g. a PPO run's (empty: a fresh network)."""
     games: int = 256
-    """Self-play games played side by side per player count while a generation is collected."""
+    """Self-play games played side by side per player count in each shard of a generation."""
     decisions: int = 32_768
     """Improved decisions (positions with a choice) collected per generation; one training phase follows each."""
+    shards: int = 1
+    """Tasks a generation is split into (each plays its share of the decisions; the data depend on it)."""
+    workers: int = 1
+    """Local worker processes that play the shards side by side (1: in the training process; the data do not
+    depend on it), or the CPUs of a local Ray instance."""
+    backend: Literal["local", "ray"] = "local"
+    """Where the shards run: worker processes on this machine, or Ray (``ray_address``, or a local instance)."""
+    ray_address: str = ""
+    """``backend: ray`` only: the cluster to connect to (``auto``, ``HOST:PORT``; empty: start a local instance)."""
     worlds: int = 8
     """Sampled deals of the unseen cards per decision (the operator's ``worlds``)."""
     rollouts: int = 1
@@ -197,8 +206,6 @@ class Config:
         return [base.replace(players=p) for p in (self.players or [base.players])]
 
 
-
-
 def _check(cfg: Config) -> None:
     """Refuse values out of range, naming the key."""
 
@@ -260,10 +267,12 @@ def _check(cfg: Config) -> None:
     for key in ("deals", "final_deals", "resamples"):
         positive(f"eval.{key}", getattr(cfg.eval, key))
     ex = cfg.expert
-    for key in ("games", "decisions", "worlds", "rollouts", "temperature", "epochs", "window"):
+    for key in ("games", "decisions", "shards", "workers", "worlds", "rollouts", "temperature", "epochs", "window"):
         positive(f"expert.{key}", getattr(ex, key))
     for key in ("leaf", "value_coef"):
         non_negative(f"expert.{key}", getattr(ex, key))
+    if ex.ray_address and ex.backend != "ray":
+        raise ConfigError("expert.ray_address needs expert.backend: ray")
     if ex.init and not Path(ex.init).exists():
         raise ConfigError(f"expert.init: no checkpoint or run folder {ex.init!r}")
     if cfg.seed < 0 or cfg.eval.seed < 0:

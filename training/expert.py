@@ -1,7 +1,11 @@
 """Expert iteration (Anthony et al. 2017) on the rollout operator: ``agurk train`` with ``algo: expert``.
 
 A **generation** plays self-play games of the current network on the batched engine (one
-batch of ``expert.games`` games per player count, every seat the same network). At every
+batch of ``expert.games`` fresh matches per player count, every seat the same network), in
+``expert.shards`` tasks on the task runner (:func:`agents.processes.run_tasks`: this process,
+``expert.workers`` local worker processes, or Ray with ``expert.backend: ray``); each shard
+is seeded by the run's seed, the generation and the shard, so the data are the same on every
+backend and for any number of workers. At every
 decision with a choice the rollout policy-improvement operator (:func:`agents.guided.improve`)
 values each legal card by rollouts in which the network plays every seat over sampled worlds
 of the unseen cards, so no rollout player sees a hidden card. Each such decision is recorded
@@ -30,11 +34,12 @@ import torch
 
 from agents.guided import improve
 from agents.policy import PolicyNet, load_checkpoint, masked_log_softmax, net_from_checkpoint, pad_legal
+from agents.processes import Backend, run_tasks
 from agurk_env import engine, observation
 from agurk_env.agent import Decision
 from agurk_env.rules import Rules
 from training.checkpoint import save_checkpoint
-from training.config import Config, ConfigError, config_to_dict
+from training.config import Config, ConfigError, config_from_dict, config_to_dict
 
 
 @dataclass
@@ -78,7 +83,7 @@ def initial_net(cfg: Config, actions: int) -> PolicyNet:
 
 
 class Generations:
-    """The self-play tables, carried from one generation to the next, and the recording of improved decisions."""
+    """Self-play tables of fresh matches (one per player count) and the recording of improved decisions."""
 
     def __init__(self, cfg: Config, seed: int) -> None:
         self.cfg = cfg
@@ -86,15 +91,17 @@ class Generations:
         self.states = [engine.init(r, cfg.expert.games, seed * 1_000_003 + i) for i, r in enumerate(self.rule_sets)]
         self.rounds = [np.zeros(cfg.expert.games, np.int64) for _ in self.rule_sets]
 
-    def play(self, net: PolicyNet, rng: np.random.Generator, actions: int) -> tuple[Data, dict[str, float]]:
-        """Play until ``expert.decisions`` are recorded and every round holding one has ended."""
+    def play(
+        self, net: PolicyNet, rng: np.random.Generator, actions: int, decisions: int
+    ) -> tuple[Data, dict[str, float]]:
+        """Play until ``decisions`` are recorded and every round holding one has ended."""
         ex = self.cfg.expert
         parts: list[tuple[Data, int, np.ndarray, np.ndarray, np.ndarray]] = []  # data, table, game, seat, round
         recorded, steps, started = 0, 0, time.perf_counter()
         open_rounds = [np.zeros(ex.games, bool) for _ in self.rule_sets]  # rounds with a recorded decision
         rewards: list[dict[tuple[int, int], np.ndarray]] = [{} for _ in self.rule_sets]
-        while recorded < ex.decisions or any(o.any() for o in open_rounds):
-            recording = recorded < ex.decisions
+        while recorded < decisions or any(o.any() for o in open_rounds):
+            recording = recorded < decisions
             for i, rules in enumerate(self.rule_sets):
                 st = self.states[i]
                 if not recording and not open_rounds[i].any():
@@ -156,6 +163,20 @@ class Generations:
         return np.where(d.legal, logp + rng.gumbel(size=logp.shape), -np.inf).argmax(1)
 
 
+def generation_task(
+    progress: Any, config: dict[str, Any], weights: dict[str, torch.Tensor], seed: list[int], decisions: int
+) -> tuple[Data, dict[str, float]]:
+    """One shard of a generation (a task of :func:`agents.processes.run_tasks`): fresh self-play games of ``seed``."""
+    cfg = config_from_dict(config)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    actions = max(r.num_actions for r in cfg.rule_sets())
+    net = PolicyNet(observation.SIZE, actions, cfg.hidden)
+    net.load_state_dict(weights)
+    rng = np.random.default_rng(seed)
+    return Generations(cfg, int(rng.integers(2**31))).play(net.eval(), rng, actions, decisions)
+
+
 def fit(cfg: Config, net: PolicyNet, opt: torch.optim.Optimizer, data: Data, gen: torch.Generator) -> dict[str, float]:
     """``expert.epochs`` passes of cross entropy to the improved policy plus the value loss; the mean losses."""
     n = len(data)
@@ -209,7 +230,6 @@ class ExpertTrainer:
             self.best_score = float(resume["best_score"])
             self.rng.bit_generator.state = resume["rng"]
             self.gen.set_state(resume["torch_rng"])
-        self.tables = Generations(cfg, cfg.seed + 7919 * self.generation)
         self.window: list[Data] = []
 
     def save(self, path: Path, best_score: float) -> None:
@@ -228,13 +248,27 @@ class ExpertTrainer:
             torch_rng=self.gen.get_state(),
         )
 
+    def generate(self) -> tuple[Data, dict[str, float]]:
+        """One generation: ``expert.shards`` tasks on the task runner, each seeded by the run, generation and shard."""
+        ex = self.cfg.expert
+        weights = {k: v.detach().clone() for k, v in self.net.state_dict().items()}
+        config = config_to_dict(self.cfg)
+        share = -(-ex.decisions // ex.shards)
+        jobs = [(config, weights, [self.cfg.seed, self.generation, j], share) for j in range(ex.shards)]
+        backend = Backend(ex.backend, ex.ray_address or None)
+        parts = run_tasks(generation_task, jobs, ex.workers, backend, names=[f"shard {j}" for j in range(ex.shards)])
+        data = Data.concat([p[0] for p in parts])
+        logs = {k: float(np.mean([p[1][k] for p in parts])) for k in parts[0][1]}
+        logs["expert/decisions_per_s"] = sum(p[1]["expert/decisions_per_s"] for p in parts)
+        return data, logs
+
     def train(self, schedule: Any) -> None:
         """Generations until ``total_steps`` improved decisions (or ``time_limit``); ``schedule`` after each."""
         cfg = self.cfg
         started = time.perf_counter()
         while self.global_step < cfg.total_steps:
             tick = time.perf_counter()
-            data, logs = self.tables.play(self.net, self.rng, self.actions)
+            data, logs = self.generate()
             self.window = [*self.window, data][-cfg.expert.window :]
             logs |= fit(cfg, self.net, self.opt, Data.concat(self.window), self.gen)
             self.global_step += len(data)
