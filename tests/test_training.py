@@ -473,12 +473,13 @@ def test_a_short_run_beats_random_players(tmp_path: Path) -> None:
 def test_every_config_key_is_documented() -> None:
     import dataclasses
 
-    from training.config import Config, EvalConfig, PoolConfig
+    from training.config import Config, EvalConfig, ExpertConfig, PoolConfig
 
     doc = (REPO / "docs" / "training.md").read_text()
-    keys = [f.name for f in dataclasses.fields(Config) if f.name not in ("pool", "eval")]  # sections
+    keys = [f.name for f in dataclasses.fields(Config) if f.name not in ("pool", "eval", "expert")]  # sections
     keys += [f"pool.{f.name}" for f in dataclasses.fields(PoolConfig)]
     keys += [f"eval.{f.name}" for f in dataclasses.fields(EvalConfig)]
+    keys += [f"expert.{f.name}" for f in dataclasses.fields(ExpertConfig)]
     missing = [k for k in keys if f"`{k}`" not in doc]
     assert not missing, f"docs/training.md does not list {missing}"
 
