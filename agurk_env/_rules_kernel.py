@@ -45,7 +45,8 @@ REBUYS = FLAGS + 15
 REBUY_MIN_OTHERS = FLAGS + 16
 FIRST_OUT = FLAGS + 17
 ACTIONS = FLAGS + 18
-SIZE = FLAGS + 19
+DEALER_LEADS = FLAGS + 19
+SIZE = FLAGS + 20
 
 FORCED, NEAREST, OPTIONAL = 0, 1, 2
 NO_LOCK, LOCK_LED, LOCK_ANY = 0, 1, 2
@@ -54,6 +55,15 @@ LEAD, TWOS_REASON, LOCKED, CANNOT_BEAT, MUST_BEAT, NEAREST_REASON, OPTIONAL_REAS
 TWO, ACE = 0, 12
 ACE_BIT = 1 << ACE
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+# The deal's hash (engine.deal_order): splitmix64 and murmur3 finalizers, on uint64 (32-bit values masked).
+U64 = np.uint64
+GOLDEN = U64(0x9E3779B97F4A7C15)
+MATCH_MUL, ROUND_MUL = U64(0xD6E8FEB86659FD93), U64(0xA0761D6478BD642F)
+MIX1, MIX2 = U64(0xBF58476D1CE4E5B9), U64(0x94D049BB133111EB)
+MIX32_1, MIX32_2, POS_MUL = U64(0x85EBCA6B), U64(0xC2B2AE35), U64(0x9E3779B9)
+LOW32, POS_BITS = U64(0xFFFFFFFF), U64(63)
+SH13, SH16, SH27, SH30, SH31, SH32 = U64(13), U64(16), U64(27), U64(30), U64(31), U64(32)
 
 # Observation slices, by their order in agurk_env.observation.SLICES: the index of each slice's start in ``at``.
 O_HAND, O_PLAYED, O_TRICK, O_TOP_CARD, O_TOP_SEAT, O_LEADER, O_LOCKED, O_CARDS_LEFT, O_VOID = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -258,6 +268,114 @@ def finish_rounds(
             winners[g, seat] = win and over
         round_over[g] = True
         match_over[g] = over
+
+
+def mix64(x):
+    """The splitmix64 finalizer (``engine._mix``)."""
+    x = x ^ (x >> SH30)
+    x = x * MIX1
+    x = x ^ (x >> SH27)
+    x = x * MIX2
+    return x ^ (x >> SH31)
+
+
+def deal_order(seed, match, round_no, keys):
+    """The deck positions of match ``match``'s round ``round_no``, shuffled, into ``keys`` (``engine.deal_order``).
+
+    ``seed`` is the state's seed as uint64; ``keys`` is a uint64 array of the deck's size.
+    """
+    g = mix64(seed + GOLDEN)
+    g = mix64(g ^ (U64(match) * MATCH_MUL))
+    g = mix64(g ^ (U64(round_no) * ROUND_MUL))
+    low, high = g & LOW32, g >> SH32
+    for pos in range(keys.shape[0]):
+        x = (low + U64(pos) * POS_MUL) & LOW32
+        x = x ^ (x >> SH16)
+        x = (x * MIX32_1) & LOW32
+        x = x ^ (x >> SH13)
+        x = (x * MIX32_2) & LOW32
+        x = x ^ (x >> SH16)
+        keys[pos] = ((x ^ high) & ~POS_BITS & LOW32) | U64(pos)
+    keys.sort()
+    for pos in range(keys.shape[0]):
+        keys[pos] = keys[pos] & POS_BITS
+
+
+def advance_games(
+    t, deck, hands, held, void, tricks, alive, next_seat, n_alive, scores, lives, rebuys, round_penalty, winners,
+    dealer, round_no, trick_no, cur, npos, round_over, match_over, match_id, seed, next_match, reset,
+):  # fmt: skip
+    """Deal the next round where a round ended, and restart finished matches when ``reset`` (``engine.advance``).
+
+    Restarted games get match numbers from ``next_match`` on, in game order; returns how many
+    restarted. ``deck`` holds the card of every physical card, ``seed`` the state's seed as uint64.
+    """
+    p, h, a = t[PLAYERS], t[HAND_SIZE], t[ACTIONS]
+    keys = np.empty(deck.shape[0], np.uint64)
+    restarted = 0
+    for g in range(cur.shape[0]):
+        if not round_over[g] or (match_over[g] and not reset):
+            continue
+        if match_over[g]:  # a new match (engine._start_matches)
+            match_id[g] = next_match + restarted
+            restarted += 1
+            for s in range(p):
+                alive[g, s] = True
+                next_seat[g, s] = (s + 1) % p
+                scores[g, s] = 0
+                lives[g, s] = t[LIVES]
+                rebuys[g, s] = t[REBUYS]
+                winners[g, s] = False
+            n_alive[g] = p
+            match_over[g] = False
+            dealer[g] = 0
+            round_no[g] = 0
+        else:
+            dealer[g] = next_seat[g, dealer[g]] if alive[g, dealer[g]] else next_in(alive, g, dealer[g], p)
+            round_no[g] += 1
+        deal_order(seed, match_id[g], round_no[g], keys)
+        for s in range(p):
+            held[g, s] = 0
+            void[g, s] = 0
+            round_penalty[g, s] = 0
+            for c in range(a):
+                hands[g, s, c] = 0
+            for k in range(h):
+                tricks[g, k, s] = -1
+        rank, seat = 0, -1  # the j-th card dealt goes to the (j // h)-th seat still in
+        for j in range(p * h):
+            if j % h == 0:
+                rank = j // h
+                seat = -1
+                if rank < n_alive[g]:
+                    seat = nth_in(alive, g, rank, p)
+            if seat >= 0:
+                c = deck[keys[j]]
+                hands[g, seat, c] += 1
+                held[g, seat] |= 1 << c
+        round_over[g] = False
+        trick_no[g] = 0
+        npos[g] = 0
+        cur[g] = dealer[g] if t[DEALER_LEADS] else next_in(alive, g, dealer[g], p)
+    return restarted
+
+
+def next_in(alive, g, seat, p):
+    """The first seat after ``seat`` clockwise still in game ``g`` (the next seat when none is)."""
+    for step in range(1, p + 1):
+        if alive[g, (seat + step) % p]:
+            return (seat + step) % p
+    return (seat + 1) % p
+
+
+def nth_in(alive, g, rank, p):
+    """The ``rank``-th seat still in game ``g``, in seat order."""
+    for s in range(p):
+        if alive[g, s]:
+            if rank == 0:
+                return s
+            rank -= 1
+    return -1
 
 
 def observe_all(

@@ -504,6 +504,10 @@ def advance(
     restart = np.flatnonzero(state.match_over) if reset else np.zeros(0, np.int64)
     if not (new_round.size or restart.size):
         return state
+    if rules_kernel.ENABLED:
+        new = _advance_compiled(rules, state, reset, donate)
+        if new is not None:
+            return new
     sp = tables(rules)
     f = _Draft(state, donate)
     if new_round.size:
@@ -514,6 +518,30 @@ def advance(
         f["next_match"] += restart.size
     _deal(sp, f, np.concatenate([new_round, restart]), f["seed"])
     return f.state()
+
+
+_ADVANCE_NAMES = ("hands", "held", "void", "tricks", "alive", "next_seat", "n_alive", "scores", "lives", "rebuys")
+_ADVANCE_NAMES += ("round_penalty", "winners", "dealer", "round_no", "trick_no", "cur", "npos", "round_over")
+_ADVANCE_NAMES += ("match_over", "match_id")
+_ADVANCE_FIELDS = tuple(State._fields.index(k) for k in _ADVANCE_NAMES)
+"""The fields the kernel's deal writes, in its argument order."""
+
+
+def _advance_compiled(rules: Rules, state: State, reset: bool, donate: bool) -> State | None:
+    """:func:`advance` (``restart`` applied) by the compiled kernel; ``None`` for arrays it was not compiled for."""
+    fields = list(state)
+    if not donate:
+        for i in _ADVANCE_FIELDS:
+            fields[i] = fields[i].copy()
+    seed = np.uint64(state.seed & 0xFFFFFFFFFFFFFFFF)
+    try:
+        restarted = rules_kernel.compiled().advance_games(
+            rule_array(rules), tables(rules).deck, *[fields[i] for i in _ADVANCE_FIELDS], seed, state.next_match, reset
+        )
+    except TypeError:  # unusual dtypes or layouts: the NumPy path
+        return None
+    fields[-1] = state.next_match + int(restarted)
+    return State._make(fields)
 
 
 @functools.lru_cache(maxsize=32)

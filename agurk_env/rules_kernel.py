@@ -9,11 +9,13 @@ machine code in its disk cache, so later starts only load it (:func:`warm_up` sa
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
 import sys
 import time
+from collections.abc import Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +74,7 @@ def rule_array(sp: Tables) -> np.ndarray:
         sp.rebuy_min_others,
         sp.first_out,
         sp.actions,
+        sp.dealer_leads,
     )
     out.flags.writeable = False
     return out
@@ -91,7 +94,10 @@ def _signatures() -> dict[str, Any]:
     play_args = (c(i8), m(i16), m(i16), c(i8), m(i8), m(i8), m(b1), m(i64), v64, m(i32), m(i16), m(i16), m(i32))
     play_args += (m(b1), m(b1), m(b1), v64, v64, v64, v64, v64, v64, v64, vb, vb, vb)
     observe_args = (c(i8), m(i16), c(i8), m(b1), m(i32), m(i16), m(i16), v64, v64, v64, v64, v64, v64, vb)
+    advance_args = (c(i8), m(i16), m(i16), c(i8), m(b1), m(i64), v64, m(i32), m(i16), m(i16), m(i32), m(b1))
+    advance_args += (v64, v64, v64, v64, v64, vb, vb, v64, t.uint64, i64, b1)
     return {
+        "advance_games": i64(rules, v64, *advance_args),
         "legal_all": t.void(rules, *legal_args, v64, i8[::1]),
         "play_games": t.void(rules, *play_args, v64, v64),
         "observe_all": t.void(rules, v64, f32[::1], *observe_args, v64, f32[:, ::1]),
@@ -111,7 +117,7 @@ def compiled() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # numba's disk cache imports the module by name
     spec.loader.exec_module(module)
-    for name in ("lowest", "choose", "finish_rounds"):
+    for name in ("lowest", "choose", "finish_rounds", "mix64", "deal_order", "next_in", "nth_in"):
         setattr(module, name, numba.njit(cache=True)(getattr(module, name)))
     for name, signature in _signatures().items():
         setattr(module, name, numba.njit(signature, cache=True)(getattr(module, name)))
@@ -123,3 +129,19 @@ def warm_up() -> dict[str, float | bool]:
     start = time.perf_counter()
     module = compiled()
     return {"seconds": time.perf_counter() - start, "from_cache": bool(module.play_games.stats.cache_hits)}
+
+
+@contextlib.contextmanager
+def use(enabled: bool) -> Iterator[None]:
+    """Run the engine and the observation on the compiled kernel (``True``, needs numba) or on NumPy, then restore.
+
+    For benchmarks and tests that measure or compare both paths in one process (not thread-safe).
+    """
+    global ENABLED
+    if enabled and not HAS_NUMBA:
+        raise RuntimeError('the compiled kernel needs numba (pip install numba)')
+    before, ENABLED = ENABLED, enabled
+    try:
+        yield
+    finally:
+        ENABLED = before

@@ -2,9 +2,10 @@
 
 Random legal play of whole matches (dealing, restarts, every preset at 2..8 players, and random
 option combinations); at every step both paths give the same legal sets and reasons, the same
-observation of every seat, and the same next state, field by field and dtype by dtype (``play``
-and ``play_in``). The pure-Python run of the kernel is checked on a few states too. CI runs a
-slice (tens of thousands of states); ``-m slow`` runs millions.
+observation of the mover and of another seat, and the same next state, field by field and dtype by
+dtype (``play``, ``play_in``, and ``advance`` with and without ``reset`` and ``restart``). The
+pure-Python run of the kernel is checked on a few states too. CI runs a slice (about 200k states);
+``-m slow`` runs tens of millions.
 """
 
 from __future__ import annotations
@@ -40,7 +41,14 @@ def _check_step(rules: Rules, state: engine.State, actions: np.ndarray, rng: np.
         got = observation.observe(rules, state, seats)
         want = observation._observe_numpy(rules, state, seats)
         assert np.array_equal(got, want), f"{where}: observation"
-    _same_state(engine.play(rules, state, actions), engine._play_numpy(rules, state, actions), f"{where}: play")
+    played = engine.play(rules, state, actions)
+    _same_state(played, engine._play_numpy(rules, state, actions), f"{where}: play")
+    restart = rng.random(state.batch) < 0.1
+    for reset, stop in ((True, None), (False, None), (True, restart)):
+        got = engine.advance(rules, played, reset=reset, restart=stop)
+        with rules_kernel.use(False):
+            want = engine.advance(rules, played, reset=reset, restart=stop)
+        _same_state(got, want, f"{where}: advance(reset={reset}, restart={stop is not None})")
     games = np.flatnonzero(rng.random(state.batch) < 0.5)
     if games.size:
         got = engine.play_in(rules, state, games, actions[games])
@@ -60,7 +68,8 @@ def check_matches(rules: Rules, batch: int, steps: int, seed: int, label: str) -
     for step in range(steps):
         actions = engine.random_legal(engine._legal(engine.tables(rules), state, reasons=False)[0], rng)
         _check_step(rules, state, actions, rng, f"{label}, seed {seed}, step {step}")
-        state = engine.advance(rules, engine._play_numpy(rules, state, actions))
+        with rules_kernel.use(False):
+            state = engine.advance(rules, engine._play_numpy(rules, state, actions))
     return steps * batch
 
 
@@ -98,7 +107,7 @@ def test_the_pure_python_kernel_plays_as_the_compiled_one(preset: str) -> None:
     rules = Rules.preset(preset, players=5)
     rng = np.random.default_rng(3)
     state = engine.init(rules, 6, seed=5)
-    t = engine.rule_array(rules)
+    t, sp = engine.rule_array(rules), engine.tables(rules)
     for _ in range(3 * rules.hand_size * rules.players):
         bits = np.empty(state.batch, np.int64)
         reasons = np.empty(state.batch, np.int8)
@@ -111,8 +120,16 @@ def test_the_pure_python_kernel_plays_as_the_compiled_one(preset: str) -> None:
         fields = [v.copy() if isinstance(v, np.ndarray) else v for v in state]
         written = [fields[i] for i in engine._PLAY_FIELDS]
         _rules_kernel.play_games(t, *written, np.arange(state.batch), actions)
-        _same_state(engine.State._make(fields), engine.play(rules, state, actions), preset)
-        state = engine.advance(rules, engine.State._make(fields))
+        played = engine.State._make(fields)
+        _same_state(played, engine.play(rules, state, actions), preset)
+        fields = [v.copy() if isinstance(v, np.ndarray) else v for v in played]
+        with np.errstate(over="ignore"):  # NumPy's uint64 scalars wrap as the hash needs, with a warning
+            restarted = _rules_kernel.advance_games(
+                t, sp.deck, *[fields[i] for i in engine._ADVANCE_FIELDS], np.uint64(state.seed), state.next_match, True
+            )
+        fields[-1] += restarted
+        state = engine.advance(rules, played)
+        _same_state(engine.State._make(fields), state, f"{preset}: advance")
 
 
 def test_a_card_out_of_range_or_a_finished_round_is_refused() -> None:

@@ -1,4 +1,4 @@
-"""Throughput measurements: the batched engine against the scalar reference, on one core.
+"""Throughput measurements: the batched engine (compiled kernel and NumPy) against the scalar reference, on one core.
 
 Each function returns a plain dict (JSON-ready); ``agurk bench engine`` only formats them.
 Call :func:`pin_threads` before NumPy is first imported so that BLAS/OpenMP pools stay at
@@ -103,22 +103,35 @@ def engine_vs_reference(
     seed: int = 0,
     preset: str | None = None,
 ) -> dict[str, Any]:
-    """Both measurements in one run and their ratio (``reference_seconds`` defaults to min(seconds, 3))."""
+    """The engine, its NumPy path and the scalar reference in one run (``reference_seconds``: default min(seconds, 3)).
+
+    The engine runs the compiled rules kernel when numba is installed (its compile or cache load
+    is reported under ``compile``, apart from the timing); the same loop on the engine's NumPy
+    vectorisation is then measured beside it (``numpy``).
+    """
     import numpy as np
 
+    from agurk_env import rules_kernel
+
     pinned = all(os.environ.get(var) == "1" for var in THREAD_VARS)
+    compiled = rules_kernel.warm_up() if rules_kernel.ENABLED else None  # the compile is not the engine's speed
     eng = bench_engine(rules, batch, seconds, seed)
+    with rules_kernel.use(False):
+        vectorised = bench_engine(rules, batch, seconds, seed) if compiled else None
     ref = bench_reference(rules, min(seconds, 3.0) if reference_seconds is None else reference_seconds, seed)
     return {
         "bench": "engine",
         "plays_per_s": eng["plays_per_s"],
         "reference_plays_per_s": ref["plays_per_s"],
         "ratio": eng["plays_per_s"] / ref["plays_per_s"],
+        "numpy_plays_per_s": vectorised["plays_per_s"] if vectorised else None,
         "batch": batch,
         "bytes_per_game": eng["bytes_per_game"],
         "preset": preset,
         "rules": rules.to_dict(),
         "engine": eng,
+        "vectorised": vectorised,
+        "compile": compiled,
         "reference": ref,
         "threads_pinned": pinned,
         "python": platform.python_version(),

@@ -199,12 +199,21 @@ def _engine(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
         return 0
-    eng, ref = result["engine"], result["reference"]
+    eng, ref, vec, warm = result["engine"], result["reference"], result["vectorised"], result["compile"]
     print(f"rules      {result['preset']}, {rules.players} players, hand size {rules.hand_size}")
+    if warm:
+        how = "loaded from numba's cache" if warm["from_cache"] else "compiled (first call; cached on disk after)"
+        print(f"kernel     {warm['seconds']:.2f} s {how}, before the timing")
+    path = "compiled kernel" if warm else "NumPy, numba not installed"
     print(
         f"engine     {eng['plays_per_s']:>13,.0f} card plays/s  {eng['matches_per_s']:>10,.0f} matches/s"
-        f"  (batch {eng['batch']}, {eng['seconds']:.1f} s, {eng['bytes_per_game']} bytes per game state)"
+        f"  ({path}, batch {eng['batch']}, {eng['seconds']:.1f} s, {eng['bytes_per_game']} bytes per game state)"
     )
+    if vec:
+        print(
+            f"numpy      {vec['plays_per_s']:>13,.0f} card plays/s  {vec['matches_per_s']:>10,.0f} matches/s"
+            f"  (the engine's NumPy vectorisation, AGURK_JIT=0; {eng['plays_per_s'] / vec['plays_per_s']:.2f}x)"
+        )
     print(
         f"reference  {ref['plays_per_s']:>13,.0f} card plays/s  {ref['matches_per_s']:>10,.0f} matches/s"
         f"  (scalar Python, {ref['seconds']:.1f} s)"
