@@ -389,7 +389,7 @@ def _add_serve_parser(bench_sub: Any) -> None:
         "--best-games", metavar="N", type=int, default=20, help="then this many against best (0: none; default: 20)"
     )
     b.add_argument("--think", metavar="S", type=float, default=1.0, help="mean think time per move (default: 1)")
-    b.add_argument("--expire", metavar="S", type=float, default=3.0, help="finished games expire after (default: 3)")
+    b.add_argument("--expire", metavar="S", type=float, default=10.0, help="finished games expire after (default: 10)")
     b.add_argument("--seconds", metavar="S", type=float, default=900.0, help="time limit (<= 1800; default: 900)")
     b.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals and the cards (default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object")
@@ -423,13 +423,14 @@ def _serve(args: argparse.Namespace) -> int:
     else:
         print(
             f"agurk serve on {result['host']}, {result['cpus']} CPUs; think {args.think:g} s per move (x0.5-1.5); "
-            f"finished games expire after {args.expire:g} s; server memory at the start {result['rss_mb_start']} MiB"
+            f"finished games expire after {args.expire:g} s; server memory at the start {result['rss_mb_start']} MiB; "
+            f"load average {result['load_avg_start']} (1 min, every process on the machine)"
         )
         for w in result["waves"]:
             move, ref = w["move"], w["reference_move"]
             print(
                 f"{w['games']:>4} games vs {w['opponents']:<6} ({w['rules']}): {w['finished']}/{w['games']} finished, "
-                f"{w['errors']} errors, {w['moves']:,} moves in {w['seconds']:.0f} s"
+                f"{w['errors']} errors, {w['moves']:,} moves in {w['seconds']:.0f} s (load avg {w['load_avg']})"
             )
             print(
                 f"     move latency  p50 {move['p50_ms']} ms  p95 {move['p95_ms']} ms  max {move['max_ms']} ms"

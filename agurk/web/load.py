@@ -32,6 +32,8 @@ MAX_GAMES = 1000
 """Most concurrent games one wave may play."""
 MAX_SECONDS = 1800.0
 """Most seconds a whole load test may take."""
+KEEPALIVE_S = 2.0
+"""Seconds the client keeps an idle connection (under the server's keep-alive timeout)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,16 @@ def rss_mb(pid: int) -> float | None:
     except OSError:
         return None
     return None
+
+
+def cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system) process ``pid`` has used (Linux's /proc; ``None`` elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 @contextlib.contextmanager
@@ -148,9 +160,18 @@ async def _wave(base: str, wave: Wave, think_s: float, seed: int, deadline: floa
     import httpx
 
     tally = Tally()
-    limits = httpx.Limits(max_connections=wave.games + 8, max_keepalive_connections=wave.games + 8)
+    # idle connections are dropped by the client before uvicorn's keep-alive timeout (5 s) closes them under it
+    n = wave.games + 8
+    limits = httpx.Limits(max_connections=n, max_keepalive_connections=n, keepalive_expiry=KEEPALIVE_S)
     async with httpx.AsyncClient(limits=limits, timeout=120) as client:
-        players = [_player(client, base, wave, seed + g, think_s, tally) for g in range(wave.games)]
+
+        async def player(g: int) -> None:
+            try:
+                await _player(client, base, wave, seed + g, think_s, tally)
+            except httpx.HTTPError as e:
+                tally.errors.append(f"{type(e).__name__}: {e}")
+
+        players = [player(g) for g in range(wave.games)]
         try:
             await asyncio.wait_for(asyncio.gather(*players), timeout=max(1.0, deadline - time.monotonic()))
         except TimeoutError:
@@ -193,7 +214,7 @@ def run_load(
     waves: list[Wave],
     think_s: float = 1.0,
     seed: int = 0,
-    expire_s: float = 3.0,
+    expire_s: float = 10.0,
     seconds: float = 900.0,
     reference_moves: int = 200,
 ) -> dict[str, Any]:
@@ -205,6 +226,7 @@ def run_load(
             raise ValueError(f"a wave plays 1..{MAX_GAMES} games, not {wave.games}")
     deadline = time.monotonic() + seconds
     results: dict[str, Any] = {"host": HOST, "think_s": think_s, "expire_s": expire_s, "cpus": os.cpu_count()}
+    results["load_avg_start"] = round(os.getloadavg()[0], 2)
     with server(expire_s) as (base, proc):
         warm = [Wave(1, wave.opponents, wave.preset, wave.sets) for wave in waves]
         for w in warm:  # agents built and searches compiled once, before anything is timed
@@ -213,9 +235,10 @@ def run_load(
         results["rss_mb_start"] = rss_mb(proc.pid)
         results["waves"] = []
         for i, wave in enumerate(waves):
-            start = time.monotonic()
+            start, cpu_start = time.monotonic(), cpu_s(proc.pid)
             tally = asyncio.run(_wave(base, wave, think_s, seed + 1000 * i, deadline))
-            wall = time.monotonic() - start
+            wall, cpu_end = time.monotonic() - start, cpu_s(proc.pid)
+            used = None if cpu_start is None or cpu_end is None else cpu_end - cpu_start
             rss_played = rss_mb(proc.pid)
             left = asyncio.run(_await_expiry(base, min(deadline, time.monotonic() + 10 * expire_s + 30)))
             reference = reference_latency(wave, reference_moves, seed) if reference_moves else []
@@ -229,12 +252,14 @@ def run_load(
                     "first_errors": tally.errors[:3],
                     "moves": len(tally.latencies),
                     "seconds": round(wall, 1),
+                    "server_cpu_ms_per_move": None if used is None else round(1000 * used / max(1, len(tally.latencies)), 2),  # noqa: E501
                     "move": percentiles(tally.latencies),
                     "create": percentiles(tally.create),
                     "reference_move": percentiles(reference),
                     "rss_mb_played": rss_played,
                     "games_left_after_expiry": left,
                     "rss_mb_expired": rss_mb(proc.pid),
+                    "load_avg": round(os.getloadavg()[0], 2),
                 }
             )
     return results
