@@ -158,6 +158,7 @@ BAD_REQUESTS = [
     ("an impossible table", "post", "/api/games", {"players": 8, "set": ["hand_size=9"]}, 400, "hand_size"),
     ("an unknown agent", "post", "/api/games", {"opponents": "deepblue"}, 400, "unknown agent 'deepblue'"),
     ("a missing checkpoint", "post", "/api/games", {"opponents": "ppo:/nonexistent.pt"}, 400, "ppo:/nonexistent.pt"),
+    ("a checkpoint file, without --checkpoints", "post", "NOPATHS", {"opponents": "ppo:a.pt"}, 400, "no checkpoint"),
     ("too many opponent specs", "post", "/api/games", {"opponents": "guard,guard"}, 400, "opponent specs"),
     ("a seat off the table", "post", "/api/games", {"seat": 7}, 400, "seat must be 0..3"),
     ("a negative seed", "post", "/api/games", {"seed": -1}, 400, "seed must be"),
@@ -212,7 +213,9 @@ def test_every_bad_request_gets_a_one_line_4xx_and_the_server_serves_on(
         rec = json.loads(record.text)
         rec["rounds"][0]["hands"] = rec["rounds"][0]["hands"][:1]
         body = json.dumps(rec).encode()
-    sent = headers
+    sent, target = headers, client
+    if path == "NOPATHS":
+        path, target = "/api/games", TestClient(create_app(Limits(checkpoints=False)))
     if path.startswith("GAME"):
         path = f"/api/games/{game}{path[4:]}"
     elif path.startswith("WATCH"):
@@ -222,7 +225,7 @@ def test_every_bad_request_gets_a_one_line_4xx_and_the_server_serves_on(
         kwargs["content"] = body
     elif body is not None:
         kwargs["json"] = body
-    r = client.request(method.upper(), path, **kwargs)
+    r = target.request(method.upper(), path, **kwargs)
     assert r.status_code == status, (what, r.status_code, r.text)
     error = r.json()["error"]
     assert says in error and "\n" not in error and "Traceback" not in error, (what, error)
@@ -337,3 +340,12 @@ def test_serve_refuses_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
         s.listen()
         assert cli.main(["serve", "--port", str(s.getsockname()[1])]) == 2
     assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec", ["ppo:run.pt", "guided:policy=runs/x.pt", "guard,ppo:/tmp/a.pt", "guided:policy=a.pt"])
+def test_a_server_without_checkpoints_refuses_specs_that_name_files(spec: str) -> None:
+    client = TestClient(create_app(Limits(checkpoints=False)))
+    r = client.post("/api/games", json={**SMALL, "opponents": spec})
+    assert r.status_code == 400 and "no checkpoint files" in r.json()["error"]
+    assert client.post("/api/games", json={**SMALL, "opponents": "guard,zoo"}).status_code in (201, 400)
+    assert client.post("/api/games", json=SMALL).status_code == 201

@@ -52,6 +52,13 @@ def add_parser(sub: Any) -> None:
         default=10.0,
         help="forget a finished game this long after its last request (default: 10)",
     )
+    p.add_argument(
+        "--checkpoints",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="let the page name checkpoint files on this machine as opponents (ppo:PATH, guided:policy=PATH); "
+        "default: yes on 127.0.0.1/localhost, no on any other --host",
+    )
     p.set_defaults(func=run)
 
 
@@ -69,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     from agurk.web.app import create_app
     from agurk.web.store import Limits
 
-    limits = Limits(args.max_games, args.idle_minutes * 60, args.finished_minutes * 60)
+    checkpoints = args.host in LOOPBACK if args.checkpoints is None else args.checkpoints
+    limits = Limits(args.max_games, args.idle_minutes * 60, args.finished_minutes * 60, checkpoints)
     if args.host not in LOOPBACK:
         print(f"note: listening on {args.host}: other machines can reach this server (no TLS, no login)", flush=True)
     host = f"[{args.host}]" if ":" in args.host else args.host

@@ -105,8 +105,18 @@ def new_game_rules(data: dict[str, Any]) -> Rules:
         raise WebError(400, str(e).replace("--set", "set")) from None
 
 
-def new_session(data: dict[str, Any]) -> Session:
-    """A game from a new-game request (``mode`` play or watch); 400 naming the bad field or value."""
+def names_a_file(spec: str) -> bool:
+    """Whether an agent spec may name a file on the server's disk (``ppo:PATH``, ``guided:policy=PATH``, a path)."""
+    spec = spec.strip()
+    policy = spec.partition("policy=")[2].split(";")[0]
+    return spec.startswith("ppo") or "/" in spec or "\\" in spec or bool(policy and not policy.startswith("zoo"))
+
+
+def new_session(data: dict[str, Any], checkpoints: bool = True) -> Session:
+    """A game from a new-game request (``mode`` play or watch); 400 naming the bad field or value.
+
+    Without ``checkpoints``, agent specs that may name a file (``ppo``, or a path anywhere) are refused.
+    """
     rules = new_game_rules(data)
     mode = data.get("mode", "play")
     if mode not in ("play", "watch"):
@@ -117,7 +127,10 @@ def new_session(data: dict[str, Any]) -> Session:
     seat = data.get("seat", 0) if mode == "play" else None
     if "seat" in data and mode == "watch":
         raise WebError(400, "seat is for a played game: a watched game has no seat of yours")
-    session = Session(rules, data.get("opponents", "best" if mode == "play" else "guard"), seat, seed)
+    opponents = data.get("opponents", "best" if mode == "play" else "guard")
+    if not checkpoints and any(names_a_file(spec) for spec in opponents.split(",")):
+        raise WebError(400, "this server takes no checkpoint files as agents (agurk serve --checkpoints allows them)")
+    session = Session(rules, opponents, seat, seed)
     session.start()
     return session
 
@@ -153,7 +166,7 @@ def create_app(limits: Limits | None = None) -> Starlette:
 
     async def create(request: Request) -> Response:
         data = await _json(request)
-        session = await run_in_threadpool(new_session, data)
+        session = await run_in_threadpool(new_session, data, limits.checkpoints)
         game_id, token = store.add(session)
         return JSONResponse({"id": game_id, "token": token, "view": session.view()}, status_code=201)
 

@@ -20,11 +20,13 @@ from agurk.web.session import Session, WebError
 
 @dataclass(frozen=True)
 class Limits:
-    """How many games a server keeps, and for how long."""
+    """How many games a server keeps, for how long, and whether a request may name a checkpoint file."""
 
     max_games: int = 1000
     idle_s: float = 1800.0
     finished_s: float = 600.0
+    checkpoints: bool = True
+    """Whether agent specs may name files on the server's disk (``ppo:PATH``, ``guided:policy=PATH``)."""
 
 
 class Store:

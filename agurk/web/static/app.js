@@ -193,10 +193,11 @@ async function clickCard(c, legal) {
     say(`illegal: you ${held ? "may not play" : "do not hold"} ${c}: ${view.reason}`, "error");
     return;
   }
-  say("");
+  say(`you play ${c}; the agents are playing…`);
   for (const b of document.querySelectorAll("#hand button")) b.disabled = true;
   try {
     show(await api("POST", `/api/games/${game.id}/play`, {card: c}));
+    say("");
   } catch (e) {
     say(e.message, "error");
     show(await api("GET", `/api/games/${game.id}`));
