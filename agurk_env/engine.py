@@ -21,6 +21,7 @@ cards whatever the batch size, in the engine, the environments and the CLI.
 from __future__ import annotations
 
 import functools
+from types import ModuleType
 from typing import NamedTuple
 
 import numpy as np
@@ -504,8 +505,9 @@ def advance(
     restart = np.flatnonzero(state.match_over) if reset else np.zeros(0, np.int64)
     if not (new_round.size or restart.size):
         return state
-    if rules_kernel.ENABLED:
-        new = _advance_compiled(rules, state, reset, donate)
+    kernel = rules_kernel.active()
+    if kernel is not None:
+        new = _advance_compiled(kernel, rules, state, reset, donate)
         if new is not None:
             return new
     sp = tables(rules)
@@ -527,7 +529,7 @@ _ADVANCE_FIELDS = tuple(State._fields.index(k) for k in _ADVANCE_NAMES)
 """The fields the kernel's deal writes, in its argument order."""
 
 
-def _advance_compiled(rules: Rules, state: State, reset: bool, donate: bool) -> State | None:
+def _advance_compiled(kernel: ModuleType, rules: Rules, state: State, reset: bool, donate: bool) -> State | None:
     """:func:`advance` (``restart`` applied) by the compiled kernel; ``None`` for arrays it was not compiled for."""
     fields = list(state)
     if not donate:
@@ -535,7 +537,7 @@ def _advance_compiled(rules: Rules, state: State, reset: bool, donate: bool) -> 
             fields[i] = fields[i].copy()
     seed = np.uint64(state.seed & 0xFFFFFFFFFFFFFFFF)
     try:
-        restarted = rules_kernel.compiled().advance_games(
+        restarted = kernel.advance_games(
             rule_array(rules), tables(rules).deck, *[fields[i] for i in _ADVANCE_FIELDS], seed, state.next_match, reset
         )
     except TypeError:  # unusual dtypes or layouts: the NumPy path
@@ -632,8 +634,9 @@ def legal_bits(rules: Rules, state: State) -> np.ndarray:
     target (forced / nearest / optional) or play the lowest card; the compiled kernel's
     loop over games (:mod:`agurk_env.rules_kernel`), or the NumPy vectorisation without numba.
     """
-    if rules_kernel.ENABLED:
-        compiled = _legal_compiled(rules, state)
+    kernel = rules_kernel.active()
+    if kernel is not None:
+        compiled = _legal_compiled(kernel, rules, state)
         if compiled is not None:
             return compiled[0]
     return _legal(tables(rules), state, reasons=False)[0]
@@ -645,8 +648,9 @@ def legal_reason(rules: Rules, state: State) -> np.ndarray:
     The same pass as :func:`legal_bits`, so the explanation (``agurk play``) can never
     disagree with the rule it explains.
     """
-    if rules_kernel.ENABLED:
-        compiled = _legal_compiled(rules, state)
+    kernel = rules_kernel.active()
+    if kernel is not None:
+        compiled = _legal_compiled(kernel, rules, state)
         if compiled is not None:
             return compiled[1]
     return _legal(tables(rules), state, reasons=True)[1]
@@ -662,12 +666,12 @@ _LEGAL_FIELDS = tuple(State._fields.index(k) for k in ("held", "tricks", "trick_
 _LEGAL_FIELDS += tuple(State._fields.index(k) for k in ("top", "prev", "locked"))
 
 
-def _legal_compiled(rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray] | None:
+def _legal_compiled(kernel: ModuleType, rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray] | None:
     """``(legal_bits, legal_reason)`` by the compiled kernel; ``None`` for arrays it was not compiled for."""
     b = state.batch
     bits, reasons = np.empty(b, np.int64), np.empty(b, np.int8)
     try:
-        rules_kernel.compiled().legal_all(rule_array(rules), *[state[i] for i in _LEGAL_FIELDS], bits, reasons)
+        kernel.legal_all(rule_array(rules), *[state[i] for i in _LEGAL_FIELDS], bits, reasons)
     except TypeError:  # unusual dtypes or layouts: the NumPy path
         return None
     return bits, reasons
@@ -768,8 +772,9 @@ def play(rules: Rules, state: State, actions: np.ndarray, donate: bool = False) 
     written in place (as JAX's buffer donation): faster for a loop that never looks
     back, but the input state must not be used again. By default the input is untouched.
     """
-    if rules_kernel.ENABLED:
-        new = _play_compiled(rules, state, _offsets(state.batch, 1), actions, donate)
+    kernel = rules_kernel.active()
+    if kernel is not None:
+        new = _play_compiled(kernel, rules, state, _offsets(state.batch, 1), actions, donate)
         if new is not None:
             return new
     return _play_numpy(rules, state, actions, donate)
@@ -791,7 +796,9 @@ def _ends_a_round(sp: Tables, state: State) -> bool:
     return bool(((state.trick_no == sp.hand_size - 1) & (state.npos + 1 == state.n_alive)).any())
 
 
-def _play_compiled(rules: Rules, state: State, games: np.ndarray, actions: np.ndarray, donate: bool) -> State | None:
+def _play_compiled(
+    kernel: ModuleType, rules: Rules, state: State, games: np.ndarray, actions: np.ndarray, donate: bool
+) -> State | None:
     """:func:`play` in ``games`` by the compiled kernel; ``None`` (nothing changed) for arrays it was not compiled for.
 
     Without ``donate`` it copies the fields the play can write (those of a round's end only
@@ -810,7 +817,7 @@ def _play_compiled(rules: Rules, state: State, games: np.ndarray, actions: np.nd
     if cards.size != games.size:
         raise ValueError(f"play needs one action per game ({games.size}), not {cards.size}")
     try:
-        rules_kernel.compiled().play_games(rule_array(rules), *[fields[i] for i in _PLAY_FIELDS], games, cards)
+        kernel.play_games(rule_array(rules), *[fields[i] for i in _PLAY_FIELDS], games, cards)
     except TypeError:  # unusual dtypes or layouts: the NumPy path
         return None
     return State._make(fields)
@@ -895,9 +902,10 @@ def play_in(rules: Rules, state: State, games: np.ndarray, actions: np.ndarray) 
     environment): the compiled kernel plays those games only; the NumPy path plays them
     as a sub-batch and writes back only the fields the play changed.
     """
-    if rules_kernel.ENABLED:
+    kernel = rules_kernel.active()
+    if kernel is not None:
         rows = np.flatnonzero(games) if np.asarray(games).dtype == bool else games
-        new = _play_compiled(rules, state, np.ascontiguousarray(rows, dtype=np.int64), actions, donate=False)
+        new = _play_compiled(kernel, rules, state, np.ascontiguousarray(rows, dtype=np.int64), actions, False)
         if new is not None:
             return new
     sub = state.take(games)

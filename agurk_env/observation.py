@@ -105,11 +105,12 @@ def observe(rules: Rules, state: engine.State, seats: np.ndarray | None = None) 
     vectorisation below without numba; both read the same public fields and the observer's hand.
     """
     seats = state.cur if seats is None else np.ascontiguousarray(seats, dtype=np.int64)
-    if rules_kernel.ENABLED:
+    kernel = rules_kernel.active()
+    if kernel is not None:
         out = np.zeros((state.batch, SIZE), np.float32)
         arrays = [getattr(state, name) for name in _OBSERVE_FIELDS]
         try:
-            rules_kernel.compiled().observe_all(
+            kernel.observe_all(
                 engine.rule_array(rules), _AT_ARRAY, _rule_vector(rules), *arrays, seats, out
             )
         except TypeError:  # unusual dtypes or layouts: the NumPy path

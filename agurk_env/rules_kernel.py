@@ -1,9 +1,10 @@
 """The compiled rules kernel: :mod:`agurk_env._rules_kernel` compiled with numba, and the rules laid out for it.
 
-The engine (:func:`agurk_env.engine.play`, :func:`~agurk_env.engine.legal_bits`) and the observation
-(:func:`agurk_env.observation.observe`) run the kernel's loops over games when numba is installed, and
-their NumPy vectorisation otherwise (or with ``AGURK_JIT=0``); the two give the same states and
-vectors (tests/test_kernel_differential.py). The kernel is compiled once per machine: numba keeps the
+The engine (:func:`agurk_env.engine.play`, :func:`~agurk_env.engine.legal_bits`,
+:func:`~agurk_env.engine.advance`) and the observation (:func:`agurk_env.observation.observe`) run
+the kernel's loops over games when numba is installed (:func:`active` says when), and their NumPy
+vectorisation otherwise (or with ``AGURK_JIT=0``); the two give the same states and vectors
+(tests/test_kernel_differential.py). The kernel is compiled once per machine: numba keeps the
 machine code in its disk cache, so later starts only load it (:func:`warm_up` says which happened).
 """
 
@@ -31,7 +32,11 @@ HAS_NUMBA = importlib.util.find_spec("numba") is not None
 JIT_ENV = "AGURK_JIT"
 """Environment variable: ``0`` keeps the engine and the observation on their NumPy path even with numba."""
 ENABLED = HAS_NUMBA and os.environ.get(JIT_ENV, "1") != "0"
-"""Whether the engine and the observation run the compiled kernel (read once, at import)."""
+"""Whether the engine and the observation run the compiled kernel (read once, at import; see :func:`active`)."""
+LOAD_AFTER_S = 0.5
+"""Seconds after a process first uses the engine at which it loads the compiled kernel (NumPy until then)."""
+_loaded: ModuleType | None = None
+_first_use: float | None = None
 _BEAT_CHOICES = ("forced", "nearest", "optional")
 _ACE_LOCKS = ("none", "led", "any")
 
@@ -104,6 +109,25 @@ def _signatures() -> dict[str, Any]:
     }
 
 
+def active() -> ModuleType | None:
+    """The compiled kernel for the engine's next call, or ``None`` for its NumPy path.
+
+    The kernel once it is loaded (while :data:`ENABLED`); before that NumPy, until the process has
+    used the engine for :data:`LOAD_AFTER_S` seconds, when it loads the kernel (numba's import and
+    disk-cache load, about a second; a first compile on a fresh install, several). So a short run
+    never pays for numba and a long one runs compiled; both paths give the same results.
+    """
+    global _first_use
+    if not ENABLED:
+        return None
+    if _loaded is not None:
+        return _loaded
+    now = time.perf_counter()
+    if _first_use is None:
+        _first_use = now
+    return compiled() if now - _first_use >= LOAD_AFTER_S else None
+
+
 @functools.cache
 def compiled() -> ModuleType:
     """A second copy of the kernel module with its functions compiled by ``numba.njit`` (cached on disk).
@@ -121,6 +145,8 @@ def compiled() -> ModuleType:
         setattr(module, name, numba.njit(cache=True)(getattr(module, name)))
     for name, signature in _signatures().items():
         setattr(module, name, numba.njit(signature, cache=True)(getattr(module, name)))
+    global _loaded
+    _loaded = module
     return module
 
 
@@ -133,13 +159,15 @@ def warm_up() -> dict[str, float | bool]:
 
 @contextlib.contextmanager
 def use(enabled: bool) -> Iterator[None]:
-    """Run the engine and the observation on the compiled kernel (``True``, needs numba) or on NumPy, then restore.
+    """Run the engine and the observation on the compiled kernel (``True``, loaded now) or on NumPy, then restore.
 
     For benchmarks and tests that measure or compare both paths in one process (not thread-safe).
     """
     global ENABLED
     if enabled and not HAS_NUMBA:
-        raise RuntimeError('the compiled kernel needs numba (pip install numba)')
+        raise RuntimeError("the compiled kernel needs numba (pip install numba)")
+    if enabled:
+        compiled()
     before, ENABLED = ENABLED, enabled
     try:
         yield

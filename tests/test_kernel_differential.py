@@ -33,7 +33,7 @@ def _same_state(a: engine.State, b: engine.State, where: str) -> None:
 def _check_step(rules: Rules, state: engine.State, actions: np.ndarray, rng: np.random.Generator, where: str) -> None:
     """Both paths agree on the legal sets, every seat's observation, and the play (whole batch and some games)."""
     sp = engine.tables(rules)
-    bits, reasons = engine._legal_compiled(rules, state)
+    bits, reasons = engine._legal_compiled(rules_kernel.compiled(), rules, state)
     want_bits, want_reasons = engine._legal(sp, state, reasons=True)
     assert bits.dtype == want_bits.dtype and np.array_equal(bits, want_bits), f"{where}: legal_bits"
     assert reasons.dtype == want_reasons.dtype and np.array_equal(reasons, want_reasons), f"{where}: legal_reason"
@@ -63,6 +63,7 @@ def _check_step(rules: Rules, state: engine.State, actions: np.ndarray, rng: np.
 def check_matches(rules: Rules, batch: int, steps: int, seed: int, label: str) -> int:
     """Random legal play of ``batch`` games for ``steps`` steps, every step checked; returns the states checked."""
     assert rules_kernel.ENABLED, "the kernel is switched off (AGURK_JIT=0)"
+    rules_kernel.warm_up()  # the engine runs the kernel from now on (not only after LOAD_AFTER_S)
     rng = np.random.default_rng(seed)
     state = engine.init(rules, batch, seed)
     for step in range(steps):
@@ -104,6 +105,7 @@ def test_kernel_agrees_with_numpy_on_many_random_options(case: int) -> None:
 
 @pytest.mark.parametrize("preset", ["standard", "twos", "every_trick", "lives", "second_chance", "quick"])
 def test_the_pure_python_kernel_plays_as_the_compiled_one(preset: str) -> None:
+    rules_kernel.warm_up()
     rules = Rules.preset(preset, players=5)
     rng = np.random.default_rng(3)
     state = engine.init(rules, 6, seed=5)
@@ -133,6 +135,7 @@ def test_the_pure_python_kernel_plays_as_the_compiled_one(preset: str) -> None:
 
 
 def test_a_card_out_of_range_or_a_finished_round_is_refused() -> None:
+    rules_kernel.warm_up()
     rules = Rules.preset("standard")
     state = engine.init(rules, 2, seed=0)
     with pytest.raises(ValueError, match="out of range"):
@@ -150,3 +153,14 @@ def test_the_rule_array_holds_the_kernels_observation_layout() -> None:
     order = list(observation.SLICES)
     for name in ("hand", "played", "trick", "void", "dealer", "players"):
         assert getattr(_rules_kernel, f"O_{name.upper()}") == order.index(name)
+
+
+def test_a_process_loads_the_kernel_once_it_has_used_the_engine_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rules_kernel, "_loaded", None)
+    monkeypatch.setattr(rules_kernel, "_first_use", None)
+    monkeypatch.setattr(rules_kernel, "LOAD_AFTER_S", 3600.0)
+    assert rules_kernel.active() is None  # the first use: NumPy
+    monkeypatch.setattr(rules_kernel, "LOAD_AFTER_S", 0.0)
+    assert rules_kernel.active() is rules_kernel.compiled()
+    with rules_kernel.use(False):
+        assert rules_kernel.active() is None

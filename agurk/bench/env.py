@@ -45,6 +45,21 @@ def aec_turns_per_s(make_env: Callable[[], Any], seconds: float, seed: int = 0) 
     return {"turns": turns, "episodes": episodes, "seconds": elapsed, "turns_per_s": turns / elapsed}
 
 
+def interleaved(makers: dict[str, Callable[[], Any]], seconds: float, seed: int = 0, slices: int = 3) -> dict[str, Any]:
+    """:func:`aec_turns_per_s` of every environment for about ``seconds`` each, in ``slices`` turns taken in rotation.
+
+    Taking turns spreads a busy machine's changing load over all of them, so their ratios hold
+    better than those of one measurement after the other.
+    """
+    totals = {name: {"turns": 0, "episodes": 0, "seconds": 0.0} for name in makers}
+    for _ in range(slices):
+        for name, make in makers.items():
+            part = aec_turns_per_s(make, seconds / slices, seed)
+            for key in ("turns", "episodes", "seconds"):
+                totals[name][key] += part[key]
+    return {name: {**t, "turns_per_s": t["turns"] / t["seconds"]} for name, t in totals.items()}
+
+
 def _null_env(players: int = 4, tricks: int = 7, size: int = 0, actions: int = 13) -> Any:
     """A do-nothing AEC env (wrapped like ours) with Agurk's shapes: the floor of the timing loop.
 
@@ -138,7 +153,8 @@ def bench_env(seconds: float = 3.0, rules: str = "standard", n_envs: int = 1024,
     """AEC turns/s beside ``leduc_holdem_v4`` in the same run, and ``sb3_vec_env`` learner steps/s.
 
     Args:
-        seconds: Time for each of the four measurements.
+        seconds: Time for each of the four measurements (the three AEC ones taken in turns, see
+            :func:`interleaved`).
         rules: The preset the Agurk environments play.
         n_envs: Games in the measured ``sb3_vec_env``.
         seed: Seed of the deals and of the random cards.
@@ -149,23 +165,33 @@ def bench_env(seconds: float = 3.0, rules: str = "standard", n_envs: int = 1024,
         over Leduc), ``sb3_steps_per_s`` and ``sb3_n_envs`` (None and ``sb3_error`` without
         stable-baselines3), ``floor_turns_per_s`` (a do-nothing AEC env with Agurk's shapes
         through the same wrapper and loop: no AEC env can beat it) and ``floor_ratio`` (over
-        Leduc), with the raw counts under ``agurk``, ``leduc`` and ``sb3``.
+        Leduc), with the raw counts under ``agurk``, ``leduc`` and ``sb3``; ``compile``: the rules kernel's
+        compile or cache load before the timing (None without numba: the engine's NumPy path).
     """
+    from agurk_env import rules_kernel
     from agurk_env.aec_env import env
 
-    agurk = aec_turns_per_s(lambda: env(rules), seconds, seed)
-    result: dict[str, Any] = {"rules": rules, "seconds": seconds, "turns_per_s": agurk["turns_per_s"], "agurk": agurk}
+    compiled = rules_kernel.warm_up() if rules_kernel.ENABLED else None  # the compile is not a turn's cost
+    makers: dict[str, Callable[[], Any]] = {"agurk": lambda: env(rules), "floor": _null_env}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # PettingZoo's old env-creation API notice
             from pettingzoo.classic import leduc_holdem_v4
     except ImportError as e:
-        result.update(leduc_turns_per_s=None, ratio=None, leduc_error=f"{e} (pip install rlcard pygame-ce)")
+        leduc_error = f"{e} (pip install rlcard pygame-ce)"
     else:
-        leduc = aec_turns_per_s(leduc_holdem_v4.env, seconds, seed)
+        leduc_error = None
+        makers["leduc"] = leduc_holdem_v4.env
+    rates = interleaved(makers, seconds, seed)
+    agurk, floor = rates["agurk"], rates["floor"]
+    result: dict[str, Any] = {"rules": rules, "seconds": seconds, "turns_per_s": agurk["turns_per_s"], "agurk": agurk}
+    result["compile"] = compiled
+    if leduc_error:
+        result.update(leduc_turns_per_s=None, ratio=None, leduc_error=leduc_error)
+    else:
+        leduc = rates["leduc"]
         result.update(leduc_turns_per_s=leduc["turns_per_s"], ratio=agurk["turns_per_s"] / leduc["turns_per_s"])
         result["leduc"] = leduc
-    floor = aec_turns_per_s(_null_env, seconds, seed)
     result["floor_turns_per_s"] = floor["turns_per_s"]  # a do-nothing AEC env through the same loop
     if result["leduc_turns_per_s"]:
         result["floor_ratio"] = floor["turns_per_s"] / result["leduc_turns_per_s"]

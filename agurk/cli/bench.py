@@ -242,8 +242,13 @@ def _env(args: argparse.Namespace) -> int:
             return f"{'n/a':>12} ({result.get(key.replace('_per_s', '_error'))})"
         return f"{value:>12,.0f}"
 
+    warm = result["compile"]
     print(f"rules          {rules_label(args.rules, args.set)}, {rules.players} players")
-    print(f"AEC env        {rate('turns_per_s')} turns/s (random legal play, one game)")
+    if warm:
+        how = "loaded from numba's cache" if warm["from_cache"] else "compiled (first call; cached on disk after)"
+        print(f"rules kernel   {warm['seconds']:>12.2f} s {how}, before the timing")
+    path = "compiled rules kernel" if warm else "the engine's NumPy path, numba not installed"
+    print(f"AEC env        {rate('turns_per_s')} turns/s (random legal play, one game; {path})")
     print(f"leduc_holdem   {rate('leduc_turns_per_s')} turns/s (PettingZoo leduc_holdem_v4, same loop)")
     if result.get("ratio") is not None:
         print(f"ratio          {result['ratio']:>12.2f}x  (Agurk AEC / Leduc)")
