@@ -18,19 +18,24 @@ later decisions are kept (keyed by a 64-bit hash of the state, a card checked le
 use, dropped once used), so a round is searched once per seat and followed while the
 opponents play as predicted, which they do; the card is the one a new search would give.
 
-**Objective.** Lexicographic, the least first, on the round's end (``objective``):
+**Objective.** Lexicographic, the least first, on the round's end (``objective``); a seat's
+*cost* of the round is its round penalty, or in lives mode whether it lost a life:
 
-- ``"match"`` (default): (1) the focal seat stays in the match, (2) as many other seats as
-  possible go out this round, (3) the least own round penalty, (4) the most penalty for
-  the others together. A round's line also decides who is knocked out, so this is the
-  match-aware order; it is still one round at a time (later rounds are not searched).
+- ``"match"`` (default): (1) the focal seat stays in the match, (2) its least cost, (3) as
+  many other seats as possible go out this round, (4) the most cost for the others
+  together (lives mode: then the least own penalty). A round's line also decides who is
+  knocked out; this order weighs that only where the own cost is equal.
+- ``"knockout"``: (2) and (3) swapped: other seats out before the own cost (it pays
+  penalty to knock a seat out; that wins more matches under every-trick scoring, fewer
+  under last-trick scoring, where a match lasts many rounds).
 - ``"round"``: (1) the least own round penalty, (2) the most penalty for the others: the
   round's best response, whose penalty is never above any other agent's on the same
   deal, seat and opponents.
 
-Equal lines go to the lowest card (action order). **Fallback**: where some other seat still
-in the match is not deterministic (``random``, ``pimc``, another fictive player, a
-sampling policy) or the table is unknown, the decision is the ``fallback`` agent's (the
+Every objective is one round at a time: later rounds are not searched. Equal lines go to
+the lowest card (action order). **Fallback**: where some other seat still in the match is
+not deterministic (``random``, ``pimc``, another fictive player, a sampling policy) or the
+table is unknown, the decision is the ``fallback`` agent's (the
 registry gives the maxN oracle, ``oracle``: the exact solver's card on the true deal,
 which is **not** a best response to those opponents); :attr:`Fictive.counts` tallies both.
 
@@ -51,7 +56,7 @@ from agurk_env import engine
 from agurk_env.agent import Agent, Decision
 from agurk_env.rules import Rules
 
-Objective = Literal["match", "round"]
+Objective = Literal["match", "knockout", "round"]
 OBJECTIVES: tuple[str, ...] = get_args(Objective)
 """What the best response optimises (see the module docstring)."""
 CHUNK = 128
@@ -90,18 +95,30 @@ def objective_values(
 ) -> np.ndarray:
     """int64 value of the ended round of each of ``games`` for its ``focal`` seat, lexicographic as one number.
 
-    Less is better; see the module docstring for the order of ``"match"`` and ``"round"``.
+    Less is better; the module docstring gives each objective's order. A seat's *cost* of the
+    round is its round penalty, or in lives mode whether it lost a life (then the penalty
+    breaks ties last).
     """
+    rows, p = np.arange(games.size), rules.players
     pen = state.round_penalty[games].astype(np.int64)
-    own = pen[np.arange(games.size), focal]
+    gone = state.out_now[games].astype(np.int64)
+    own, out = pen[rows, focal], gone[rows, focal]
     span = int(engine.tables(rules).points.max()) * rules.hand_size + 1  # above any one seat's round penalty
-    others = pen.sum(1) - own
-    value = own * (rules.players * span) + (rules.players - 1) * span - 1 - others
-    if objective == "match":
-        gone = state.out_now[games]
-        out = gone[np.arange(games.size), focal].astype(np.int64)
-        others_out = gone.sum(1) - out
-        value += (out * rules.players + rules.players - 1 - others_out) * (rules.players * span * span)
+    others_out = gone.sum(1) - out
+    if rules.lives:
+        cost, others_cost, cost_span = (own > 0).astype(np.int64), (pen > 0).sum(1) - (own > 0), p
+    else:
+        cost, others_cost, cost_span = own, pen.sum(1) - own, p * span
+    levels = {  # (value, its range), most significant first
+        "round": [(own, span), (p * span - 1 - (pen.sum(1) - own), p * span)],
+        "match": [(out, 2), (cost, cost_span), (p - 1 - others_out, p), (cost_span - 1 - others_cost, cost_span)],
+        "knockout": [(out, 2), (p - 1 - others_out, p), (cost, cost_span), (cost_span - 1 - others_cost, cost_span)],
+    }[objective]
+    if rules.lives and objective != "round":
+        levels.append((own, span))
+    value = np.zeros(games.size, np.int64)
+    for level, size in levels:
+        value = value * size + level
     return value
 
 

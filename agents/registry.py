@@ -143,7 +143,7 @@ register(
 
 
 def _fictive(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
-    """``fictive[:objective=match|round]``: the best response; the maxN oracle where it cannot simulate the table."""
+    """``fictive[:objective=O]``: the best response; the maxN oracle where it cannot simulate the table."""
     objective = str(_search_options(spec, arg, {"objective": "match"})["objective"])
     if objective not in OBJECTIVES:
         raise AgentSpecError(f"objective in agent {spec!r} must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
@@ -156,8 +156,9 @@ register(
     "CHEATING reference, the fictive player (sees every hidden hand): the exact best response to the table's actual"
     " opponents, every line of its own cards to the round's end searched with the others played by their agents"
     " (exact against deterministic ones, the heuristics; against any other, the oracle's card). objective=match"
-    " (default): stay in, then put others out, then the least own penalty; objective=round: the least own penalty",
-    arg="objective=match|round",
+    " (default): stay in, then the least own penalty, then put others out; knockout: others out before the own"
+    " penalty; round: the least own penalty",
+    arg="objective=match|knockout|round",
     optional=True,
 )
 

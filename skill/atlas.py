@@ -33,6 +33,7 @@ from agents.processes import LOCAL, Backend
 from agurk_env.rules import Rules, RulesError
 from skill.budget import BUDGETS, Budget, quickstart_settings
 from skill.report import (
+    INTERVAL_KEYS,
     STAT_KEYS,
     Monitor,
     command_line,
@@ -191,10 +192,10 @@ def write_csv(data: dict[str, Any], out: Path) -> None:
     """``atlas.csv`` (one row per cell, ranked) and ``atlas-ladder.csv`` (one row per cell and ladder agent)."""
     with (out / "atlas.csv").open("w", encoding="utf-8", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
-        stats = [f"{k}{s}" for k in STAT_KEYS for s in ("", "_low", "_high")]
+        stats = [f"{k}{s}" for k in INTERVAL_KEYS for s in ("", "_low", "_high")]
         w.writerow(["rank", *CELL_COLUMNS, *stats, "best_win", "best_penalty"])
         for c in data["cells"]:
-            numbers = (csv_number(x) for k in STAT_KEYS for x in (c[k], *c[f"{k}_ci"]))
+            numbers = (csv_number(x) for k in INTERVAL_KEYS for x in (c[k], *c[f"{k}_ci"]))
             w.writerow([c["rank"], *(c[k] for k in CELL_COLUMNS), *numbers, c["best_win"], c["best_penalty"]])
     with (out / "atlas-ladder.csv").open("w", encoding="utf-8", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
@@ -206,7 +207,7 @@ def write_csv(data: dict[str, Any], out: Path) -> None:
                 w.writerow([*(c[k] for k in CELL_COLUMNS), a["spec"], *numbers])
 
 
-HEATMAP_STATS = (("rs_win", "RS (win rate): 0 = random, 1 = oracle", False), ("n_star", "N* (matches)", True))
+HEATMAP_STATS = (("rs_win", "RS (win rate): 0 = random, 1 = fictive", False), ("n_star", "N* (matches)", True))
 """The heatmap panels: statistic, title, and whether its colour scale is logarithmic."""
 
 
@@ -254,8 +255,10 @@ def markdown(data: dict[str, Any]) -> str:
         f"per hand: {len(data['cells'])} cells. In each cell every ladder agent "
         f"({', '.join(f'`{s}`' for s in data['ladder'])}) played {data['deals']} duplicate deals (deals x players "
         f"matches, every seat rotation) as the focal player against copies of `{data['field']}`. "
-        f"{policy_sentence(data)} The oracle (the fictive player, RS = 1) is the exact solver's best card on the "
-        f"true deal. Intervals are 95% bootstrap intervals over deals ({data['bootstrap_resamples']} resamples).",
+        f"{policy_sentence(data)} The fictive player (`fictive`, RS = 1) sees every card and plays the exact best "
+        "response to the field's actual play, round by round; the maxN oracle (`oracle`, the exact solver's card on "
+        "the true deal) cheats too and is no real agent. Intervals are 95% bootstrap intervals over deals "
+        f"({data['bootstrap_resamples']} resamples).",
         "",
         "## Left out",
         "",
@@ -284,7 +287,7 @@ def markdown(data: dict[str, Any]) -> str:
         "## How to read it",
         "",
         "Each cell is a skill report variant (docs/skill_report.md defines every statistic): **RS** is the share "
-        "of the win-rate gap between random play and the oracle that the best real agent closes; **N*** is the "
+        "of the win-rate gap between random play and the fictive player that the best real agent closes; **N*** is the "
         "number of matches after which the skill differences among the real agents are as large as luck (∞: none "
         "detected). RS and N* compare cells of one atlas (the same ladder and field), not cells of different "
         "atlases. `atlas.csv` holds every number with its interval, `atlas-ladder.csv` every agent of every cell.",

@@ -63,8 +63,13 @@ BUDGETS: dict[str, Budget] = {
 
 FIELD = STRONGEST_HEURISTIC
 """The field every ladder agent plays against: the strongest heuristic (``guard``), named as on the ladder."""
-RANDOM, ORACLE = "random", "oracle"
-"""The ladder's floor and its fictive player (the exact oracle: sees every card), the ends of relative skill."""
+RANDOM, FICTIVE = "random", "fictive"
+"""The ladder's floor and its fictive player (the exact best response to the field, seeing every card): the ends
+of relative skill."""
+ORACLE = "oracle"
+"""The maxN oracle (the exact solver's card on the true deal): on the ladder as a cheating agent, not a real one."""
+CHEATING = (ORACLE, FICTIVE)
+"""The ladder agents that see hidden cards (not real agents: never the best one, left out of the skill share)."""
 
 
 def quickstart_settings() -> dict[str, Any]:
@@ -77,19 +82,21 @@ def quickstart_settings() -> dict[str, Any]:
 
 
 def ladder(budget: Budget, policy_spec: str | None = None) -> list[str]:
-    """The ladder: random, every heuristic, PIMC at each world count, ``best``'s search, the learned agent, the oracle.
+    """The ladder: random, every heuristic, PIMC at two world counts, ``best``'s search, the learned agent, the cheats.
+
+    The cheating agents last: the maxN oracle, then the fictive player.
 
     ``policy_spec`` is the learned agent's spec; ``None`` names it by its label (``ppo`` or ``zoo``).
     """
     learned = POLICY_LABEL[budget.policy] if policy_spec is None else policy_spec
-    return [RANDOM, *DESCRIPTIONS, *(f"pimc:worlds={w}" for w in budget.worlds), SEARCH, learned, ORACLE]
+    return [RANDOM, *DESCRIPTIONS, *(f"pimc:worlds={w}" for w in budget.worlds), SEARCH, learned, *CHEATING]
 
 
 def match_cost(spec: str) -> float:
     """Rough relative cost of one focal match of ``spec`` (for the progress bar's estimate only)."""
     if spec.startswith(("pimc", ORACLE)):
         return 25.0
-    return 2.0 if spec.startswith(("ppo", "zoo")) else 1.0
+    return 2.0 if spec.startswith(("ppo", "zoo", FICTIVE)) else 1.0
 
 
 TRAIN_COST = 1 / 250

@@ -43,7 +43,7 @@ def plot_rs(report: dict[str, Any], path: Path) -> None:
     ax.axvline(1, color="grey", lw=0.8, ls="--")
     ax.set_yticks(y, names)
     ax.invert_yaxis()
-    ax.set_xlabel("relative skill: 0 = random, 1 = oracle (sees every card)")
+    ax.set_xlabel("relative skill: 0 = random, 1 = the fictive player (sees every card)")
     ax.set_title(f"Relative skill per variant ({report['budget']} budget, seed {report['seed']})")
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()

@@ -33,7 +33,7 @@ from typing import Any
 
 from agents.processes import LOCAL, Backend, TaskProgress, run_tasks
 from skill.budget import BUDGETS, FIELD, Budget, ladder, quickstart_settings
-from skill.variant import VariantJob, run_variant, work
+from skill.variant import EFFECT_KEYS, VariantJob, run_variant, work
 
 Monitor = Callable[[list[float], list[float], list[str]], None]
 """``monitor(units_done, units_total, stages)``: per variant, work done and to do (see
@@ -245,7 +245,9 @@ def skill_report(
 # ----------------------------------------------------------------------------- files
 
 STAT_KEYS = ("rs_win", "rs_penalty", "skill_share", "n_star", "rating_spread", "upset_rate")
-"""Variant statistics that have an interval (``KEY`` and ``KEY_ci``)."""
+"""Variant statistics of the ranked table, each with an interval (``KEY`` and ``KEY_ci``)."""
+INTERVAL_KEYS = STAT_KEYS + EFFECT_KEYS
+"""Every variant statistic with an interval: the ranked table's, then the learning and random effects."""
 
 
 def write_csv(report: dict[str, Any], out: Path) -> None:
@@ -256,7 +258,7 @@ def write_csv(report: dict[str, Any], out: Path) -> None:
             [
                 "rank",
                 "preset",
-                *(f"{k}{s}" for k in STAT_KEYS for s in ("", "_low", "_high")),
+                *(f"{k}{s}" for k in INTERVAL_KEYS for s in ("", "_low", "_high")),
                 "best_win",
                 "best_penalty",
             ]
@@ -266,7 +268,7 @@ def write_csv(report: dict[str, Any], out: Path) -> None:
                 [
                     v["rank"],
                     v["preset"],
-                    *(csv_number(x) for k in STAT_KEYS for x in (v[k], *v[f"{k}_ci"])),
+                    *(csv_number(x) for k in INTERVAL_KEYS for x in (v[k], *v[f"{k}_ci"])),
                     v["best_win"],
                     v["best_penalty"],
                 ]
@@ -285,7 +287,18 @@ def csv_number(x: float | None) -> str:
     return "" if x is None else f"{x:.6g}"
 
 
-DIGITS = {"rs_win": 2, "rs_penalty": 2, "skill_share": 3, "n_star": 0, "rating_spread": 0, "upset_rate": 3}
+DIGITS = {
+    "rs_win": 2,
+    "rs_penalty": 2,
+    "skill_share": 3,
+    "n_star": 0,
+    "rating_spread": 0,
+    "upset_rate": 3,
+    "learning_win": 3,
+    "random_win": 3,
+    "learning_penalty": 2,
+    "random_penalty": 2,
+}
 """Decimals shown for each statistic in tables."""
 
 
@@ -312,21 +325,24 @@ def meaning(report: dict[str, Any]) -> str:
     """A few sentences on what the ranking means, from the numbers themselves."""
     every = [v for v in report["variants"] if v["rs_win"] is not None]
     beyond = [v["preset"] for v in every if v["rs_win"] > 1]
-    vs = [v for v in every if v["rs_win"] <= 1]  # RS is a share of the gap to the oracle only up to 1
+    vs = [v for v in every if v["rs_win"] <= 1]  # RS is a share of the gap to the fictive player only up to 1
     if len(vs) < 2:
         return "One variant only: nothing to compare." if len(every) < 2 else _beyond_text(beyond)
     top, bottom = vs[0], vs[-1]
     apart = not _overlap(top["rs_win_ci"], bottom["rs_win_ci"])
     text = (
         f"In **{top['preset']}** the best real agent ({top['best_win']}) closes {top['rs_win']:.0%} of the gap in "
-        f"win rate between random play and the oracle, which sees every card; in **{bottom['preset']}** "
-        f"{bottom['best_win']} closes {bottom['rs_win']:.0%}. "
+        f"win rate between random play and the fictive player, the best response to the field that sees every "
+        f"card; in **{bottom['preset']}** {bottom['best_win']} closes {bottom['rs_win']:.0%}. "
     )
     text += (
         "Their 95% intervals do not overlap, so at this budget the first rewards skill measurably more. "
         if apart
         else "Their 95% intervals overlap, so this budget cannot tell them apart; a larger --budget narrows them. "
     )
+    tied = [v["preset"] for v in vs if _overlap(v["rs_win_ci"], top["rs_win_ci"])]
+    if len(tied) > 1:
+        text += f"The variants whose intervals overlap the top one's are not told apart from it: {', '.join(tied)}. "
     if beyond:
         text += _beyond_text(beyond) + " "
     finite = [v for v in vs if v["n_star"] is not None]
@@ -340,12 +356,11 @@ def meaning(report: dict[str, Any]) -> str:
 
 
 def _beyond_text(beyond: list[str]) -> str:
-    """The caveat for variants whose RS is above 1 (a real agent beats the oracle)."""
+    """The caveat for variants whose RS is above 1 (a real agent beats the fictive player)."""
     return (
-        f"In {', '.join(beyond)} RS is above 1: a real agent beats the oracle there, so the oracle (the exact "
-        "solver's best card on the true deal, which minimises its own round penalty only) is not the strongest "
-        "player of those rules, RS is not a share of the gap between random and perfect play, and their rank "
-        "above the others says little; read their ladder win rates instead (the comparison above leaves them out)."
+        f"In {', '.join(beyond)} RS is above 1: a real agent beat the fictive player there, which is optimal for "
+        "one round at a time against the field's actual play (it searches no later rounds); read their ladder win "
+        "rates and the effects' intervals instead (the comparison above leaves them out)."
     )
 
 
@@ -379,7 +394,25 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     for v in report["variants"]:
         lines.append(f"| {v['rank']} | {v['preset']} | " + " | ".join(stat_text(v, k) for k in STAT_KEYS) + " |")
-    lines += ["", meaning(report), "", "## Ladder win rates (focal agent against the field)", ""]
+    lines += [
+        "",
+        meaning(report),
+        "",
+        "## Learning and random effects",
+        "",
+        "Learning effect: the best real agent's result minus random play's (what skill buys); random effect: the "
+        "fictive player's minus the best real agent's (the gap that only knowing every card closes). RS = learning "
+        "/ (learning + random). By win rate in match wins per match, by penalty in penalty points per round saved.",
+        "",
+        "| variant | learning (win rate) | random (win rate) | learning (penalty) | random (penalty) "
+        "| best real agent |",
+        "|---|---|---|---|---|---|",
+    ]
+    for v in report["variants"]:
+        effects = " | ".join(stat_text(v, k) for k in EFFECT_KEYS)
+        best = v["best_win"] if v["best_win"] == v["best_penalty"] else f"{v['best_win']} / {v['best_penalty']}"
+        lines.append(f"| {v['preset']} | {effects} | {best} |")
+    lines += ["", "## Ladder win rates (focal agent against the field)", ""]
     specs = report["ladder"]
     lines.append("| variant | " + " | ".join(specs) + " |")
     lines.append("|---|" + "---:|" * len(specs))
@@ -394,9 +427,12 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         "## How to read it",
         "",
-        "- **RS** (relative skill, Borm and van der Genugten): (R_best - R_random) / (R_oracle - R_random), with R "
+        "- **RS** (relative skill, Borm and van der Genugten): (R_best - R_random) / (R_fictive - R_random), with R "
         "the focal result: the match win rate, or minus the mean penalty per round. 0: the best real agent does no "
-        "better than random; 1: it does as well as the oracle, which sees every hidden card.",
+        "better than random; 1: it does as well as the fictive player (`fictive`), which sees every hidden card and "
+        "plays the exact best response to the field's actual play, round by round. The best real agent is the best "
+        "that sees no hidden card: the maxN oracle (`oracle`, the exact solver's card on the true deal) cheats too "
+        "and is on the ladder for comparison only.",
         "- **skill share**: the share of one match's win/lose variance explained by which real agent plays "
         "(variance of their win rates, less sampling variance, over p(1-p)); **N*** = 1 / skill share, the matches "
         "after which skill differences are as large as luck (∞: no skill difference detected).",

@@ -1,20 +1,26 @@
 """Skill statistics of one variant from its focal-vs-field tournaments, with a joint bootstrap over deals.
 
 Every ladder agent played the same duplicate deals as the focal entry against the same
-field (``[agent, field, field, ...]``, every rotation). :func:`focal_data` keeps, per
+field (``[agent, field, field, ...]``, every seating). :func:`focal_data` keeps, per
 agent and deal, what the statistics need; :func:`skill_stats` computes them on all
 deals and on bootstrap resamples of the deals, **the same resample for every agent**
 (deals are common, so the agents' numbers are compared on the same luck):
 
 - ``rs_win`` / ``rs_penalty``: relative skill (Borm and van der Genugten),
-  ``(R_best - R_random) / (R_oracle - R_random)``, ``R`` the focal result (win rate,
-  or minus the mean penalty per round), ``best`` the strongest agent that is neither
-  the oracle nor random (chosen on all deals, then fixed in the resamples);
+  ``(R_best - R_random) / (R_fictive - R_random)``, ``R`` the focal result (win rate,
+  or minus the mean penalty per round), ``best`` the strongest *real* agent: neither
+  random nor a cheating one (the fictive player and the other agents that see hidden
+  cards), chosen on all deals, then fixed in the resamples;
+- ``learning_win`` / ``learning_penalty``: the learning effect ``R_best - R_random``
+  (what skill buys over a beginner), and ``random_win`` / ``random_penalty``: the random
+  effect ``R_fictive - R_best`` (what knowing every card would add: the gap from the best
+  real agent to the fictive player); ``RS = learning / (learning + random)``. By penalty
+  both are penalty points per round saved;
 - ``skill_share``: the share of one match's outcome variance that is skill,
-  ``var_skill / (p (1 - p))``; ``var_skill`` is the variance of the real (non-oracle)
-  agents' win rates (``ddof=1``) minus their mean sampling variance, ``p`` their mean
-  win rate; ``n_star = 1 / skill_share`` is the number of matches after which the
-  spread of skill equals the spread of luck (``None``: skill not above zero);
+  ``var_skill / (p (1 - p))``; ``var_skill`` is the variance of the real agents' win
+  rates (``ddof=1``) minus their mean sampling variance, ``p`` their mean win rate;
+  ``n_star = 1 / skill_share`` is the number of matches after which the spread of skill
+  equals the spread of luck (``None``: skill not above zero);
 - ``rating_spread``: the Plackett-Luce rating (Elo scale, each agent against the field)
   of the strongest real agent minus the weakest's;
 - ``upset_rate``: over every (focal agent, field seat) pair at the same table where one
@@ -36,29 +42,29 @@ from agents.tournament import RATING_SCALE, SeatStats, Stages, deal_resamples, f
 
 @dataclass
 class FocalData:
-    """Per ladder agent (``K``) and deal (``D``), the focal entry's numbers summed over rotations."""
+    """Per ladder agent (``K``) and deal (``D``), the focal entry's numbers summed over seatings."""
 
     specs: list[str]
-    win: np.ndarray  # (K, D) mean share of wins over the rotations
+    win: np.ndarray  # (K, D) mean share of wins over the seatings
     penalty: np.ndarray  # (K, D) penalty points
     rounds: np.ndarray  # (K, D) rounds played
     field_ahead: np.ndarray  # (K, D) field seats that finished ahead of the focal (shared place: 1/2)
-    pairs: int  # (focal, field seat) pairs per deal: rotations x (players - 1)
+    pairs: int  # (focal, field seat) pairs per deal: seatings x (players - 1)
     stages: list[Stages]  # per agent, the Plackett-Luce stages of its table
 
 
-def focal_data(specs: Sequence[str], by_rotation: Sequence[Sequence[SeatStats]]) -> FocalData:
-    """:class:`FocalData` from each agent's tournament ``by_rotation`` (entry 0 the focal agent)."""
+def focal_data(specs: Sequence[str], by_seating: Sequence[Sequence[SeatStats]]) -> FocalData:
+    """:class:`FocalData` from each agent's tournament ``by_seating`` (entry 0 the focal agent)."""
     win, penalty, rounds, ahead, st = [], [], [], [], []
-    for rotations in by_rotation:
-        n = rotations[0].win.shape[0]
-        win.append(sum(s.win[:, 0] for s in rotations) / len(rotations))
-        penalty.append(sum(s.penalty[:, 0] for s in rotations).astype(np.float64))
-        rounds.append(sum(s.rounds[:, 0] for s in rotations).astype(np.float64))
-        place = [s.place for s in rotations]
+    for seatings in by_seating:
+        n = seatings[0].win.shape[0]
+        win.append(sum(s.win[:, 0] for s in seatings) / len(seatings))
+        penalty.append(sum(s.penalty[:, 0] for s in seatings).astype(np.float64))
+        rounds.append(sum(s.rounds[:, 0] for s in seatings).astype(np.float64))
+        place = [s.place for s in seatings]
         ahead.append(sum(((pl[:, 1:] < pl[:, :1]) + 0.5 * (pl[:, 1:] == pl[:, :1])).sum(1) for pl in place))
-        st.append(stages(np.concatenate(place), np.tile(np.arange(n), len(rotations)), n))
-    pairs = len(by_rotation[0]) * (by_rotation[0][0].win.shape[1] - 1)
+        st.append(stages(np.concatenate(place), np.tile(np.arange(n), len(seatings)), n))
+    pairs = len(by_seating[0]) * (by_seating[0][0].win.shape[1] - 1)
     return FocalData(list(specs), *(np.stack(x) for x in (win, penalty, rounds, ahead)), pairs, st)
 
 
@@ -76,6 +82,14 @@ class SkillStats:
     rs_win_ci: tuple[float | None, float | None]
     rs_penalty: float | None
     rs_penalty_ci: tuple[float | None, float | None]
+    learning_win: float
+    learning_win_ci: tuple[float | None, float | None]
+    random_win: float
+    random_win_ci: tuple[float | None, float | None]
+    learning_penalty: float
+    learning_penalty_ci: tuple[float | None, float | None]
+    random_penalty: float
+    random_penalty_ci: tuple[float | None, float | None]
     skill_share: float | None
     skill_share_ci: tuple[float | None, float | None]
     n_star: float | None
@@ -86,9 +100,9 @@ class SkillStats:
     upset_rate_ci: tuple[float | None, float | None]
 
 
-def _relative_skill(result: np.ndarray, best: int, random: int, oracle: int) -> np.ndarray:
-    """``(R_best - R_random) / (R_oracle - R_random)`` per row of ``result`` ``(R, K)``; NaN where undefined."""
-    span = result[:, oracle] - result[:, random]
+def _relative_skill(result: np.ndarray, best: int, random: int, fictive: int) -> np.ndarray:
+    """``(R_best - R_random) / (R_fictive - R_random)`` per row of ``result`` ``(R, K)``; NaN where undefined."""
+    span = result[:, fictive] - result[:, random]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(span > 0, (result[:, best] - result[:, random]) / span, np.nan)
 
@@ -112,13 +126,25 @@ def _interval(samples: np.ndarray) -> tuple[float | None, float | None]:
     return float(low), float(high)
 
 
-def skill_stats(data: FocalData, random: str, oracle: str, field: str, seed: int, resamples: int = 1000) -> SkillStats:
-    """The skill statistics of one variant; ``random``, ``oracle`` and ``field`` name ladder specs."""
+def skill_stats(
+    data: FocalData,
+    random: str,
+    fictive: str,
+    field: str,
+    seed: int,
+    resamples: int = 1000,
+    cheating: Sequence[str] = (),
+) -> SkillStats:
+    """The skill statistics of one variant; ``random``, ``fictive``, ``field`` and ``cheating`` name ladder specs.
+
+    ``fictive`` is the fictive player (the top of relative skill); it and the ``cheating``
+    agents (which see hidden cards too) are not real agents.
+    """
     specs = data.specs
     k, n = data.win.shape
-    i_random, i_oracle = specs.index(random), specs.index(oracle)
-    real = np.array([i != i_oracle for i in range(k)])
-    candidates = np.array([i not in (i_oracle, i_random) for i in range(k)])
+    i_random, i_fictive = specs.index(random), specs.index(fictive)
+    real = np.array([i != i_fictive and specs[i] not in cheating for i in range(k)])
+    candidates = real & (np.arange(k) != i_random)
     upset_agents = real & np.array([s != field for s in specs])
 
     def estimates(counts: np.ndarray) -> dict[str, np.ndarray]:
@@ -144,15 +170,23 @@ def skill_stats(data: FocalData, random: str, oracle: str, field: str, seed: int
     pair_total = data.pairs * n * max(int(upset_agents.sum()), 1)
 
     def derived(est: dict[str, np.ndarray], counts: np.ndarray) -> np.ndarray:
-        """``(R, 5)``: rs_win, rs_penalty, skill_share, rating_spread, upset_rate."""
+        """``(R, 9)``: RS (win, penalty), skill share, rating spread, upset rate, then the effects.
+
+        The learning and random effects by win rate, then by penalty (points per round saved).
+        """
         rating = est["rating"][:, real]
+        win, pen = est["win"], est["penalty"]
         return np.stack(
             [
-                _relative_skill(est["win"], best_win, i_random, i_oracle),
-                _relative_skill(est["penalty"], best_penalty, i_random, i_oracle),
+                _relative_skill(win, best_win, i_random, i_fictive),
+                _relative_skill(pen, best_penalty, i_random, i_fictive),
                 est["share"],
                 rating.max(1) - rating.min(1),
                 (counts @ upsets.T).sum(1) / pair_total,
+                win[:, best_win] - win[:, i_random],
+                win[:, i_fictive] - win[:, best_win],
+                pen[:, best_penalty] - pen[:, i_random],
+                pen[:, i_fictive] - pen[:, best_penalty],
             ],
             axis=1,
         )
@@ -165,7 +199,7 @@ def skill_stats(data: FocalData, random: str, oracle: str, field: str, seed: int
         boot_rating.append(est["rating"])
     samples = np.concatenate(boot)
     rating_ci = np.percentile(np.concatenate(boot_rating), [2.5, 97.5], axis=0).T
-    rs_win_ci, rs_penalty_ci, share_ci, spread_ci, upset_ci = (_interval(samples[:, j]) for j in range(5))
+    rs_win_ci, rs_penalty_ci, share_ci, spread_ci, upset_ci, *effects = (_interval(samples[:, j]) for j in range(9))
     share_low, share_high = share_ci
     return SkillStats(
         win_rate=point["win"],
@@ -178,6 +212,14 @@ def skill_stats(data: FocalData, random: str, oracle: str, field: str, seed: int
         rs_win_ci=rs_win_ci,
         rs_penalty=_finite(values[1]),
         rs_penalty_ci=rs_penalty_ci,
+        learning_win=float(values[5]),
+        learning_win_ci=effects[0],
+        random_win=float(values[6]),
+        random_win_ci=effects[1],
+        learning_penalty=float(values[7]),
+        learning_penalty_ci=effects[2],
+        random_penalty=float(values[8]),
+        random_penalty_ci=effects[3],
         skill_share=_finite(values[2]),
         skill_share_ci=share_ci,
         n_star=_inverse(values[2]),

@@ -16,9 +16,11 @@ from typing import Any
 
 from agents.tournament import tournament
 from agurk_env.rules import Rules
-from skill.budget import FIELD, ORACLE, RANDOM, TRAIN_COST, Budget, ladder, match_cost
+from skill.budget import CHEATING, FICTIVE, FIELD, RANDOM, TRAIN_COST, Budget, ladder, match_cost
 from skill.stats import focal_data, skill_stats
 
+EFFECT_KEYS = ("learning_win", "random_win", "learning_penalty", "random_penalty")
+"""The learning and random effects of a variant (:mod:`skill.stats`), each with its ``KEY_ci``."""
 Progress = Callable[[float, str], None]
 """``progress(units_done, stage)``: work done so far in this variant (see :func:`work`) and what runs now."""
 
@@ -112,9 +114,8 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, 
         )
         done += budget.deals * rules.players * cost
         report(done, label)
-    stats = skill_stats(
-        focal_data(labels, [r.by_seating for r in results]), RANDOM, ORACLE, FIELD, job.seed, budget.resamples
-    )
+    data = focal_data(labels, [r.by_seating for r in results])
+    stats = skill_stats(data, RANDOM, FICTIVE, FIELD, job.seed, budget.resamples, cheating=CHEATING)
     report(done, "done")
     ladder_rows = []
     for i, (label, result) in enumerate(zip(labels, results, strict=True)):
@@ -139,6 +140,8 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, 
         "rs_win_ci": list(stats.rs_win_ci),
         "rs_penalty": stats.rs_penalty,
         "rs_penalty_ci": list(stats.rs_penalty_ci),
+        **{key: getattr(stats, key) for key in EFFECT_KEYS},
+        **{f"{key}_ci": list(getattr(stats, f"{key}_ci")) for key in EFFECT_KEYS},
         "best_win": stats.best_win,
         "best_penalty": stats.best_penalty,
         "skill_share": stats.skill_share,

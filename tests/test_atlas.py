@@ -72,7 +72,7 @@ def test_the_cells_the_left_out_combinations_and_the_files(atlas_run: Run) -> No
         ("standard", 8, 7),
         ("every_trick", 8, 7),
     ]
-    assert data["ladder"][-2:] == ["zoo", "oracle"] and set(data["zoo"]) == set(PRESETS)
+    assert data["ladder"][-3:] == ["zoo", "oracle", "fictive"] and set(data["zoo"]) == set(PRESETS)
     for c in data["cells"]:
         assert c["rules"]["players"] == 2 and c["rules"]["hand_size"] == 7 and c["ppo_checkpoint"] is None
         assert [a["spec"] for a in c["ladder"]] == data["ladder"]
@@ -158,10 +158,10 @@ def test_a_preset_without_a_shipped_policy_is_one_line(
 ) -> None:
     import agents.zoo
 
-    monkeypatch.setattr(agents.zoo, "ZOO", tmp_path)  # an empty zoo
+    monkeypatch.setattr(agents.zoo, "catalogue", lambda: ())  # an empty zoo
     assert main(["skill-report", "--variants", "swedish", "--policy", "zoo", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
-    assert "--policy zoo: no shipped policy for 'swedish'" in err and err.count("\n") == 1
+    assert "--policy zoo: no shipped policy 'swedish'" in err and err.count("\n") == 1
 
 
 def test_a_used_out_folder_needs_force(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -2,7 +2,7 @@
 
 - On random deals of several presets and table sizes, with deterministic opponents, no other agent
   in its seat does better for its objective: ``objective=round`` never takes more round penalty,
-  ``objective=match`` never has a worse (out, others out, penalty, others' penalty) value.
+  ``match`` and ``knockout`` never end the round worse in their order (out, own cost, others out, ...).
 - Brute force (a plain recursion over single engine states) gives every legal card the same value
   on small deals, mid-round included.
 - It is deterministic, follows its kept best line exactly as a new search would, falls back to the
@@ -56,7 +56,7 @@ def test_no_agent_in_its_seat_does_better_for_its_objective(preset: str, options
     rules = Rules.preset(preset, **options)
     low_limit = Rules.preset(preset, **options, limit=4) if not rules.lives else rules  # going out in round 1
     deals, p = 12, rules.players
-    for objective, table_rules in (("round", rules), ("match", low_limit)):
+    for objective, table_rules in (("round", rules), ("match", low_limit), ("knockout", low_limit)):
         for seat in range(p):
             field = _field(p)
             field[seat] = f"fictive:objective={objective}"
@@ -72,17 +72,27 @@ def test_no_agent_in_its_seat_does_better_for_its_objective(preset: str, options
                 assert (mine <= theirs).all(), (objective, seat, other)
 
 
-def _brute(rules: Rules, state: engine.State, table: list, focal: int) -> tuple[int, int, int, int]:
-    """The best (out, -others out, own penalty, -others' penalty) over every line of the focal seat (one game)."""
+def _order(rules: Rules, state: engine.State, focal: int, objective: str) -> tuple[int, ...]:
+    """One ended round's objective for the focal seat as a tuple (less is better), from the module docstring."""
+    pen, out = state.round_penalty[0].astype(int), state.out_now[0].astype(int)
+    own, others, others_out = pen[focal], pen.sum() - pen[focal], out.sum() - out[focal]
+    if objective == "round":
+        return own, -others
+    cost, others_cost = ((own > 0), (pen > 0).sum() - (own > 0)) if rules.lives else (own, others)
+    middle = (cost, -others_out) if objective == "match" else (-others_out, cost)
+    return (out[focal], *middle, -others_cost, *((own,) if rules.lives else ()))
+
+
+def _brute(rules: Rules, state: engine.State, table: list, focal: int, objective: str) -> tuple[int, ...]:
+    """The best objective over every line of the focal seat (one game), by plain recursion."""
     if state.round_over[0]:
-        pen, out = state.round_penalty[0].astype(int), state.out_now[0].astype(int)
-        return out[focal], -(out.sum() - out[focal]), pen[focal], -(pen.sum() - pen[focal])
+        return _order(rules, state, focal, objective)
     bits = engine.legal_bits(rules, state)
     if state.cur[0] == focal:
         cards = np.flatnonzero(engine.legal_mask(rules, state)[0])
-        return min(_brute(rules, engine.play(rules, state, np.array([c])), table, focal) for c in cards)
+        return min(_brute(rules, engine.play(rules, state, np.array([c])), table, focal, objective) for c in cards)
     card = dispatch(rules, state, bits, table, state.cur)
-    return _brute(rules, engine.play(rules, state, card), table, focal)
+    return _brute(rules, engine.play(rules, state, card), table, focal, objective)
 
 
 @pytest.mark.parametrize(
@@ -91,6 +101,7 @@ def _brute(rules: Rules, state: engine.State, table: list, focal: int) -> tuple[
         ("standard", {"players": 3, "hand_size": 4}, 0),
         ("every_trick", {"players": 3, "hand_size": 4}, 1),
         ("lives", {"players": 2, "hand_size": 5}, 0),
+        ("lives", {"players": 3, "hand_size": 4, "lives": 1}, 1),
         ("danish21", {"players": 4, "hand_size": 3, "limit": 6}, 2),
         ("free_choice", {"players": 3, "hand_size": 4}, 3),
     ],
@@ -106,10 +117,7 @@ def test_brute_force_gives_every_card_the_same_value(preset: str, options: dict,
         for g in range(state.batch):
             one, focal = state.take(np.array([g])), int(state.cur[g])
             legal = np.flatnonzero(engine.legal_mask(rules, one)[0])
-            brute = {}
-            for card in legal:
-                out, others_out, own, others = _brute(rules, engine.play(rules, one, np.array([card])), table, focal)
-                brute[card] = (out, others_out, own, others) if objective == "match" else (own, others)
+            brute = {c: _brute(rules, engine.play(rules, one, np.array([c])), table, focal, objective) for c in legal}
             ranked = sorted(legal, key=lambda c: (brute[c], c))
             assert sorted(legal, key=lambda c: (values[g, c], c)) == ranked, (objective, g)
             assert len(set(values[g, legal])) == len(set(brute.values()))  # equal lines, equal values
@@ -162,6 +170,7 @@ def test_the_registry_builds_and_refuses_it_in_one_line() -> None:
     assert make_agent("fictive", 0, 0).objective == "match" and make_agent("fictive", 0, 0).sees_all
     line = next(line for line in describe() if line.startswith("fictive"))
     assert "best response" in line and "CHEATING" in line and "sees every hidden hand" in line
-    for spec, message in (("fictive:objective=nope", "must be one of match, round"), ("fictive:depth=2", "bad option")):
+    refused = (("fictive:objective=nope", "must be one of match, knockout, round"), ("fictive:depth=2", "bad option"))
+    for spec, message in refused:
         with pytest.raises(AgentSpecError, match=message):
             make_agent(spec, 0, 0)

@@ -44,6 +44,7 @@ def test_report_files_and_json_schema(reports: tuple[dict, Path, Path]) -> None:
         "pimc:eval=exact",
         "ppo",
         "oracle",
+        "fictive",
     ]
     assert report["ladder"] == ladder
     for v in report["variants"]:
@@ -55,7 +56,16 @@ def test_report_files_and_json_schema(reports: tuple[dict, Path, Path]) -> None:
             assert a["mean_penalty_ci"][0] <= a["mean_penalty"] <= a["mean_penalty_ci"][1]
         rates = {a["spec"]: a["win_rate"] for a in v["ladder"]}
         assert rates["guard"] == pytest.approx(0.25)  # the field against itself: every seat alike
-        assert rates["oracle"] > rates["random"]
+        assert rates["oracle"] > rates["random"] and rates["fictive"] > rates["random"]
+        assert v["best_win"] not in ("oracle", "fictive") and v["best_penalty"] not in ("oracle", "fictive")
+        for key in ("learning_win", "random_win", "learning_penalty", "random_penalty"):
+            low, high = v[f"{key}_ci"]
+            assert low <= v[key] <= high, key
+        best = next(a for a in v["ladder"] if a["spec"] == v["best_win"])
+        assert v["random_win"] == pytest.approx(rates["fictive"] - best["win_rate"])  # the gap to the fictive player
+        assert v["learning_win"] == pytest.approx(best["win_rate"] - rates["random"])
+        if v["rs_win"] is not None:
+            assert v["rs_win"] == pytest.approx(v["learning_win"] / (v["learning_win"] + v["random_win"]))
         assert v["ppo_checkpoint"] == f"checkpoints/{v['preset']}.pt"
         assert (out / v["ppo_checkpoint"]).is_file()
     rs = [v["rs_win"] for v in report["variants"]]
@@ -70,10 +80,12 @@ def test_csv_and_markdown_carry_the_json_numbers(reports: tuple[dict, Path, Path
         assert float(row["rs_win"]) == pytest.approx(v["rs_win"], rel=1e-5)
         assert float(row["upset_rate_high"]) == pytest.approx(v["upset_rate_ci"][1], rel=1e-5)
     ladder = list(csv.DictReader((out / "ladder.csv").open()))
-    assert len(ladder) == 2 * 10
+    assert len(ladder) == 2 * 11
+    assert float(rows[0]["random_win_high"]) == pytest.approx(report["variants"][0]["random_win_ci"][1], rel=1e-5)
     md = (out / "report.md").read_text()
     top = report["variants"][0]
     assert f"| 1 | {top['preset']} | {top['rs_win']:.2f} [" in md
+    assert "## Learning and random effects" in md and f"| {top['preset']} | {top['learning_win']:.3f} [" in md
     assert "x" in md.split("## Reproduce")[1]  # the command as given
 
 
@@ -152,7 +164,7 @@ def test_progress_display_shows_every_variant_and_the_whole_run() -> None:
         assert update is None
 
 
-def test_meaning_flags_variants_where_a_real_agent_beats_the_oracle() -> None:
+def test_meaning_flags_variants_where_a_real_agent_beats_the_fictive_player() -> None:
     from skill.report import meaning
 
     def variant(preset: str, rs: float) -> dict:
@@ -160,4 +172,5 @@ def test_meaning_flags_variants_where_a_real_agent_beats_the_oracle() -> None:
 
     text = meaning({"variants": [variant("every_trick", 1.4), variant("standard", 0.7)]})
     assert "In every_trick RS is above 1" in text and "standard" not in text.split("RS is above 1")[0][-20:]
+    assert "fictive player" in text
     assert "above 1" not in meaning({"variants": [variant("a", 0.9), variant("b", 0.7)]})

@@ -140,3 +140,19 @@ def test_same_seed_same_statistics_and_other_seed_other_intervals() -> None:
     c = skill_stats(data, "random", "oracle", "field", seed=4, resamples=100)
     assert a.rs_win_ci == b.rs_win_ci and a.n_star_ci == b.n_star_ci
     assert a.rs_win == c.rs_win and a.rs_win_ci != c.rs_win_ci
+
+
+def test_the_fictive_player_tops_relative_skill_and_cheating_agents_are_not_real() -> None:
+    # win rates 0.1 (random), 0.3 (a), 0.2 (b), 0.6 (oracle: cheats, not real), 0.5 (the fictive player):
+    # best real = a; RS = (0.3 - 0.1) / (0.5 - 0.1) = 0.5 = learning 0.2 / (learning 0.2 + random effect 0.2)
+    d = 20
+    specs = ["random", "a", "b", "oracle", "fictive"]
+    tables = [_agent([1] * k + [0] * (d - k)) for k in (2, 6, 4, 12, 10)]
+    for t in tables:
+        for s in t:
+            s.win[:, 0] = s.win[:, 0].mean()
+    st = skill_stats(focal_data(specs, tables), "random", "fictive", "field", 0, 100, cheating=("oracle",))
+    assert st.best_win == "a" and st.rs_win == pytest.approx(0.5)
+    assert st.learning_win == pytest.approx(0.2) and st.random_win == pytest.approx(0.2)
+    assert st.learning_win_ci == pytest.approx((0.2, 0.2)) and st.random_win_ci == pytest.approx((0.2, 0.2))
+    assert st.skill_share == pytest.approx(np.var([0.1, 0.3, 0.2], ddof=1) / (0.2 * 0.8))  # real: random, a, b
