@@ -430,3 +430,61 @@ def observe_all(
         out[g, at[O_DEALER] + (dealer[g] - seat) % p] = 1.0
         for i in range(constant.shape[0]):
             out[g, at[O_PLAYERS] + i] = constant[i]
+
+
+def random_play(
+    t, deck, hands, held, void, tricks, trick_leader, trick_winner, alive, next_seat, n_alive, scores, lives, rebuys,
+    round_penalty, out_now, rebought_now, winners, dealer, round_no, trick_no, cur, npos, leader, top, top_seat, prev,
+    locked, round_over, match_over, match_id, seed, next_match, steps, draws,
+):  # fmt: skip
+    """``steps`` steps of random legal play in every game, all in this one call; returns the next match number.
+
+    Each step is the batched engine's: :func:`legal_all`, a uniformly random legal card per game (from
+    the splitmix64 counter ``draws[0]``, advanced), :func:`play_games`, :func:`advance_games` (deals
+    and restarts). The benchmark reference of ``agurk bench engine``: the engine's steps without
+    Python between them.
+    """
+    b = cur.shape[0]
+    games = np.arange(b)
+    bits = np.empty(b, np.int64)
+    reasons = np.empty(b, np.int8)
+    cards = np.empty(b, np.int64)
+    counter = draws[0]
+    for _ in range(steps):
+        legal_all(t, held, tricks, trick_no, cur, npos, leader, top, prev, locked, bits, reasons)
+        for g in range(b):
+            counter = counter + GOLDEN
+            u = mix64(counter) >> SH32
+            options = bits[g]
+            k = np.int64((u * U64(popcount(options))) >> SH32)  # a uniform index below the set's size
+            for _ in range(k):
+                options &= options - 1
+            cards[g] = trailing_zeros(options)
+        play_games(
+            t, hands, held, void, tricks, trick_leader, trick_winner, alive, next_seat, n_alive, scores, lives,
+            rebuys, round_penalty, out_now, rebought_now, winners, trick_no, cur, npos, leader, top, top_seat, prev,
+            locked, round_over, match_over, games, cards,
+        )  # fmt: skip
+        next_match += advance_games(
+            t, deck, hands, held, void, tricks, alive, next_seat, n_alive, scores, lives, rebuys, round_penalty,
+            winners, dealer, round_no, trick_no, cur, npos, round_over, match_over, match_id, seed, next_match, True,
+        )  # fmt: skip
+    draws[0] = counter
+    return next_match
+
+
+def popcount(cards):
+    """How many cards the card set ``cards`` holds."""
+    n = 0
+    while cards:
+        cards &= cards - 1
+        n += 1
+    return n
+
+
+def trailing_zeros(cards):
+    """The lowest card of the non-empty card set ``cards``."""
+    c = 0
+    while not cards >> c & 1:
+        c += 1
+    return c

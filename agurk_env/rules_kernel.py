@@ -11,11 +11,12 @@ machine code in its disk cache, so later starts only load it (:func:`warm_up` sa
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib.util
 import os
 import sys
+import threading
 import time
+import warnings
 from collections.abc import Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -34,9 +35,11 @@ JIT_ENV = "AGURK_JIT"
 ENABLED = HAS_NUMBA and os.environ.get(JIT_ENV, "1") != "0"
 """Whether the engine and the observation run the compiled kernel (read once, at import; see :func:`active`)."""
 LOAD_AFTER_S = 0.5
-"""Seconds after a process first uses the engine at which it loads the compiled kernel (NumPy until then)."""
+"""Seconds after a process first uses the engine at which it starts loading the compiled kernel, in a thread."""
 _loaded: ModuleType | None = None
 _first_use: float | None = None
+_loader: threading.Thread | None = None
+_lock = threading.Lock()
 _BEAT_CHOICES = ("forced", "nearest", "optional")
 _ACE_LOCKS = ("none", "led", "any")
 
@@ -112,12 +115,13 @@ def _signatures() -> dict[str, Any]:
 def active() -> ModuleType | None:
     """The compiled kernel for the engine's next call, or ``None`` for its NumPy path.
 
-    The kernel once it is loaded (while :data:`ENABLED`); before that NumPy, until the process has
-    used the engine for :data:`LOAD_AFTER_S` seconds, when it loads the kernel (numba's import and
-    disk-cache load, about a second; a first compile on a fresh install, several). So a short run
-    never pays for numba and a long one runs compiled; both paths give the same results.
+    The kernel once it is loaded (while :data:`ENABLED`). Before that NumPy: once the process has
+    used the engine for :data:`LOAD_AFTER_S` seconds, a thread loads the kernel (numba's import and
+    disk-cache load, about a second; the first compile on a machine, several) while the engine goes
+    on with NumPy. So a short run never pays for numba, a long one runs compiled as soon as the
+    kernel is there, and nobody waits for a compile; both paths give the same results.
     """
-    global _first_use
+    global _first_use, _loader
     if not ENABLED:
         return None
     if _loaded is not None:
@@ -125,16 +129,35 @@ def active() -> ModuleType | None:
     now = time.perf_counter()
     if _first_use is None:
         _first_use = now
-    return compiled() if now - _first_use >= LOAD_AFTER_S else None
+    elif _loader is None and now - _first_use >= LOAD_AFTER_S:
+        _loader = threading.Thread(target=_load_quietly, name="agurk-rules-kernel", daemon=True)
+        _loader.start()
+    return None
 
 
-@functools.cache
+def _load_quietly() -> None:
+    """:func:`compiled`, in the loader thread: a failure leaves the engine on NumPy, with one warning."""
+    try:
+        compiled()
+    except Exception as e:  # any failure to compile only costs speed
+        warnings.warn(f"the compiled rules kernel could not be loaded, the engine stays on NumPy: {e}", stacklevel=1)
+
+
 def compiled() -> ModuleType:
     """A second copy of the kernel module with its functions compiled by ``numba.njit`` (cached on disk).
 
     The entry points get their one signature (compiled now, or loaded from numba's cache); the
-    functions they call are compiled into them.
+    functions they call are compiled into them. Built once per process; a second caller waits for it.
     """
+    global _loaded
+    with _lock:
+        if _loaded is None:
+            _loaded = _build()
+    return _loaded
+
+
+def _build() -> ModuleType:
+    """Compile (or load) the kernel module copy."""
     import numba
 
     spec = importlib.util.spec_from_file_location(f"{kernel.__name__}_jit", kernel.__file__)
@@ -145,8 +168,8 @@ def compiled() -> ModuleType:
         setattr(module, name, numba.njit(cache=True)(getattr(module, name)))
     for name, signature in _signatures().items():
         setattr(module, name, numba.njit(signature, cache=True)(getattr(module, name)))
-    global _loaded
-    _loaded = module
+    for name in ("popcount", "trailing_zeros", "random_play"):  # the benchmark reference: compiled on its first call
+        setattr(module, name, numba.njit(cache=True)(getattr(module, name)))
     return module
 
 

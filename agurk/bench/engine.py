@@ -12,6 +12,7 @@ import platform
 import random
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 THREAD_VARS: tuple[str, ...] = (
@@ -73,6 +74,70 @@ def bench_engine(rules: Any, batch: int = 4096, seconds: float = 5.0, seed: int 
     }
 
 
+def bench_compiled_loop(rules: Any, batch: int = 4096, seconds: float = 5.0, seed: int = 0) -> dict[str, Any]:
+    """The engine's steps (legal sets, a random legal card, the play, deals and restarts) in compiled calls.
+
+    ``_rules_kernel.random_play``: the same kernel loops as the engine, 32 steps per call, so no
+    Python runs between steps; the batched engine's ceiling on this machine. Its first call (a
+    compile, or a load from numba's cache) is made before the timing. Needs numba.
+    """
+    import numpy as np
+
+    from agurk_env import engine, rules_kernel
+
+    kernel = rules_kernel.compiled()
+    state = engine.init(rules, batch, seed)
+    fields = [v.copy() if isinstance(v, np.ndarray) else v for v in state]
+    arrays = [fields[i] for i in range(len(engine.State._fields) - 2)]
+    draws = np.array([seed], dtype=np.uint64)
+    seed64, next_match = np.uint64(state.seed & 0xFFFFFFFFFFFFFFFF), state.next_match
+    loop = lambda n, start: kernel.random_play(  # noqa: E731
+        engine.rule_array(rules), engine.tables(rules).deck, *arrays, seed64, start, n, draws
+    )
+    start_compile = time.perf_counter()
+    next_match = loop(1, next_match)
+    compile_s = time.perf_counter() - start_compile
+    first_match, steps, chunk = next_match, 0, 32
+    start = time.perf_counter()
+    while True:
+        next_match = loop(chunk, next_match)
+        steps += chunk
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            break
+    plays = steps * batch
+    return {
+        "plays": plays,
+        "steps": steps,
+        "seconds": elapsed,
+        "plays_per_s": plays / elapsed,
+        "matches_per_s": (next_match - first_match) / elapsed,
+        "batch": batch,
+        "first_call_s": compile_s,
+    }
+
+
+def in_turns(runs: dict[str, Callable[[float], dict[str, Any]]], seconds: float, slices: int = 3) -> dict[str, Any]:
+    """Each measurement for about ``seconds`` in all, in ``slices`` parts taken in rotation, its counts summed.
+
+    Taking turns spreads a busy machine's changing load over all of them, so their ratios hold
+    better than those of one measurement after the other. The rates are recomputed from the sums.
+    """
+    parts: dict[str, list[dict[str, Any]]] = {name: [] for name in runs}
+    for _ in range(slices):
+        for name, run in runs.items():
+            parts[name].append(run(seconds / slices))
+    out = {}
+    for name, measured in parts.items():
+        total = dict(measured[0])
+        elapsed = sum(m["seconds"] for m in measured)
+        matches = sum(m["matches_per_s"] * m["seconds"] for m in measured)
+        total.update(plays=sum(m["plays"] for m in measured), steps=sum(m["steps"] for m in measured), seconds=elapsed)
+        total.update(plays_per_s=total["plays"] / elapsed, matches_per_s=matches / elapsed)
+        out[name] = total
+    return out
+
+
 def bench_reference(rules: Any, seconds: float = 3.0, seed: int = 0) -> dict[str, Any]:
     """Whole random matches with the scalar reference (``play_random_match``) for about ``seconds``."""
     from agurk_env.reference import play_random_match
@@ -115,9 +180,17 @@ def engine_vs_reference(
 
     pinned = all(os.environ.get(var) == "1" for var in THREAD_VARS)
     compiled = rules_kernel.warm_up() if rules_kernel.ENABLED else None  # the compile is not the engine's speed
-    eng = bench_engine(rules, batch, seconds, seed)
-    with rules_kernel.use(False):
-        vectorised = bench_engine(rules, batch, seconds, seed) if compiled else None
+    runs: dict[str, Callable[[float], dict[str, Any]]] = {"engine": lambda s: bench_engine(rules, batch, s, seed)}
+    if compiled:
+
+        def numpy_path(s: float) -> dict[str, Any]:
+            with rules_kernel.use(False):
+                return bench_engine(rules, batch, s, seed)
+
+        runs["vectorised"] = numpy_path
+        runs["compiled_loop"] = lambda s: bench_compiled_loop(rules, batch, s, seed)
+    rates = in_turns(runs, seconds)
+    eng, vectorised, loop = rates["engine"], rates.get("vectorised"), rates.get("compiled_loop")
     ref = bench_reference(rules, min(seconds, 3.0) if reference_seconds is None else reference_seconds, seed)
     return {
         "bench": "engine",
@@ -125,12 +198,14 @@ def engine_vs_reference(
         "reference_plays_per_s": ref["plays_per_s"],
         "ratio": eng["plays_per_s"] / ref["plays_per_s"],
         "numpy_plays_per_s": vectorised["plays_per_s"] if vectorised else None,
+        "compiled_loop_plays_per_s": loop["plays_per_s"] if loop else None,
         "batch": batch,
         "bytes_per_game": eng["bytes_per_game"],
         "preset": preset,
         "rules": rules.to_dict(),
         "engine": eng,
         "vectorised": vectorised,
+        "compiled_loop": loop,
         "compile": compiled,
         "reference": ref,
         "threads_pinned": pinned,

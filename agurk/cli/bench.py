@@ -34,10 +34,13 @@ def add_parser(sub: Any) -> None:
         formatter_class=Formatter,
         description=(
             "Random legal play of whole matches (dealing, tricks, scoring, elimination, restarts)\n"
-            "with the batched engine for about --seconds, then with the scalar Python reference\n"
-            "(agurk_env.reference) for about --reference-seconds, in the same process on one core\n"
-            "(OMP_NUM_THREADS and friends are set to 1 before NumPy is loaded). Prints card plays\n"
-            "per second of both, their ratio, and the bytes of one game's state."
+            "with the batched engine for about --seconds (on the compiled rules kernel when numba is\n"
+            "installed, its compile or cache load timed apart), then the same loop on the engine's\n"
+            "NumPy path and the kernel's steps with no Python between them (the compiled loop, the\n"
+            "engine's ceiling) for as long, then the scalar Python reference (agurk_env.reference)\n"
+            "for about --reference-seconds, in the same process on one core (OMP_NUM_THREADS and\n"
+            "friends are set to 1 before NumPy is loaded). Prints card plays per second of each, the\n"
+            "ratios, and the bytes of one game's state."
         ),
         epilog=(
             "examples:\n"
@@ -212,7 +215,14 @@ def _engine(args: argparse.Namespace) -> int:
     if vec:
         print(
             f"numpy      {vec['plays_per_s']:>13,.0f} card plays/s  {vec['matches_per_s']:>10,.0f} matches/s"
-            f"  (the engine's NumPy vectorisation, AGURK_JIT=0; {eng['plays_per_s'] / vec['plays_per_s']:.2f}x)"
+            f"  (the engine's NumPy path, AGURK_JIT=0; engine / numpy {eng['plays_per_s'] / vec['plays_per_s']:.2f}x)"
+        )
+    loop = result["compiled_loop"]
+    if loop:
+        print(
+            f"compiled   {loop['plays_per_s']:>13,.0f} card plays/s  {loop['matches_per_s']:>10,.0f} matches/s"
+            f"  (the kernel's steps with no Python between them, {loop['first_call_s']:.2f} s first call;"
+            f" engine / compiled {eng['plays_per_s'] / loop['plays_per_s']:.2f}x)"
         )
     print(
         f"reference  {ref['plays_per_s']:>13,.0f} card plays/s  {ref['matches_per_s']:>10,.0f} matches/s"
