@@ -1,13 +1,19 @@
-"""``best``: the strongest fair agent measured for the table in play, the search or the shipped policy.
+"""``best``: the strongest fair agent measured for the table in play: a policy trained for it, the search, or the zoo.
 
-Measured (README, "The zoo and best"; the full skill report): PIMC on the exact solver
-(:data:`SEARCH`) is the strongest agent we have at 3 and 4 players under last-trick scoring,
-PIMC with rollouts (:data:`EVERY_TRICK_SEARCH`) under every-trick scoring (where the solver
-weighs the round's points only), and the shipped policy (``zoo``, :mod:`agents.zoo`) at
-:data:`POLICY_FROM` players and more, where the exact search falls to the level of plain
-``pimc``. So ``best`` asks the search for the scoring below that table size and the preset's
-shipped policy from there on: when torch is installed and a policy was shipped for the rules
-in play (their preset's); otherwise the search everywhere.
+Measured (docs/zoo.md, "best"; the full skill report):
+
+- Where the zoo ships a policy trained by expert iteration (``algo: expert``) for exactly the
+  rules in play, table included, that policy alone is stronger than the search (standard,
+  4 players: it beats ``pimc:eval=exact`` at its own table and takes more wins against
+  guards), and the rollout operator on top of it is weaker against the search, whose play its
+  rollouts do not model. So ``best`` plays that policy there (:func:`trained_for`).
+- Elsewhere PIMC on the exact solver (:data:`SEARCH`) is the strongest agent we have at 3 and
+  4 players under last-trick scoring, PIMC with rollouts (:data:`EVERY_TRICK_SEARCH`) under
+  every-trick scoring (where the solver weighs the round's points only), and the preset's
+  shipped policy (``zoo``) at :data:`POLICY_FROM` players and more, where the exact search falls
+  to the level of plain ``pimc``.
+
+Without torch, ``best`` is the search everywhere.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import importlib.util
 import numpy as np
 
 from agurk_env.agent import Agent, Decision
+from agurk_env.rules import Rules
 
 SEARCH = "pimc:eval=exact"
 """The search ``best`` plays at small tables under last-trick scoring (also on the skill report's ladder)."""
@@ -26,8 +33,23 @@ POLICY_FROM = 5
 """Table size from which ``best`` plays the shipped policy (where torch and a policy for the rules are there)."""
 
 
+def trained_for(rules: Rules) -> bool:
+    """Whether the zoo ships a policy trained by expert iteration for exactly ``rules`` (needs torch)."""
+    from agents.zoo import catalogue, choose  # torch is an optional dependency
+
+    name, why = choose(rules)
+    return why is None and any(s.name == name and s.info["algo"] == "expert" for s in catalogue())
+
+
+def _policy_plays(rules: Rules) -> bool:
+    """A policy trained for ``rules``, or the preset's shipped policy from :data:`POLICY_FROM` players (torch)."""
+    from agents.zoo import preset_of  # torch is an optional dependency
+
+    return trained_for(rules) or (rules.players >= POLICY_FROM and preset_of(rules) is not None)
+
+
 class Best:
-    """The search for the scoring below :data:`POLICY_FROM` players, the preset's shipped policy from there."""
+    """A policy trained for the table in play, else the search below :data:`POLICY_FROM` players, else the zoo."""
 
     sees_all = False
 
@@ -38,14 +60,13 @@ class Best:
         self.has_torch = importlib.util.find_spec("torch") is not None
         self._policy: Agent | None = None
         self._rng = rng
+        self._uses: dict[Rules, bool] = {}
 
     def uses_policy(self, d: Decision) -> bool:
-        """Whether the shipped policy plays this decision's table (see the module docstring)."""
-        if d.rules.players < POLICY_FROM or not self.has_torch:
-            return False
-        from agents.zoo import preset_of  # torch is an optional dependency
-
-        return preset_of(d.rules) is not None
+        """Whether a shipped policy plays this decision's table (see the module docstring; decided once per rules)."""
+        if d.rules not in self._uses:
+            self._uses[d.rules] = self.has_torch and _policy_plays(d.rules)
+        return self._uses[d.rules]
 
     def act(self, decision: Decision) -> np.ndarray:
         """The search's or the shipped policy's card in each game."""

@@ -288,9 +288,9 @@ def _best(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
 register(
     "best",
     _best,
-    f"the strongest fair agent measured for the table: below {POLICY_FROM} players {SEARCH} ({EVERY_TRICK_SEARCH}"
-    " under every-trick scoring), from there the shipped policy of the preset in play (zoo; needs torch, else the"
-    " search)",
+    "the strongest fair agent measured for the table: the zoo's policy trained by expert iteration for exactly the"
+    f" rules in play where there is one; else below {POLICY_FROM} players {SEARCH} ({EVERY_TRICK_SEARCH} under"
+    " every-trick scoring), from there the shipped policy of the preset in play (zoo; needs torch, else the search)",
 )
 
 

@@ -6,10 +6,11 @@ size). ``PRESET.pt`` is the preset's policy (``zoo:PRESET``); other names are ta
 their own (``zoo:standard-3p``: standard rules at 3 players). docs/zoo.md has the command
 that trains each one.
 
-``zoo`` (no name) plays, for the rules in play, the policy trained for exactly those rules;
-where there is none, the nearest one (:func:`choose`: the same rules at another table, else
-the fewest other rule options), and it says so once per rules with a :class:`ZooFallback`
-warning naming the policy and why, never silently.
+``zoo`` (no name) plays, for the rules in play, the policy trained for exactly those rules
+(the one trained for the fewest tables if several were); where there is none, the nearest
+one (:func:`choose`: the same rules at another table, else the fewest other rule options),
+and it says so once per rules with a :class:`ZooFallback` warning naming the policy and
+why, never silently.
 """
 
 from __future__ import annotations
@@ -120,13 +121,13 @@ def _distance(rules: Rules, table: Rules) -> tuple[int, int, int]:
 
 def choose(rules: Rules) -> tuple[str, str | None]:
     """The policy ``zoo`` plays under ``rules`` and, unless it was trained for exactly them, why (one line)."""
-    ranked = sorted(
-        ((min(_distance(rules, t) for t in s.tables), s.name, s) for s in catalogue()),
-        key=lambda row: (row[0], row[1]),
+    ranked = sorted(  # nearest first; then one trained for fewer tables (for this one alone), then by name
+        ((min(_distance(rules, t) for t in s.tables), len(s.tables), s.name, s) for s in catalogue()),
+        key=lambda row: row[:3],
     )
     if not ranked:
         raise CheckpointError("the zoo is empty")
-    (options, players, hand), name, shipped = ranked[0]
+    (options, players, hand), _, name, shipped = ranked[0]
     if (options, players, hand) == (0, 0, 0):
         return name, None
     nearest = min(shipped.tables, key=lambda t: _distance(rules, t))
