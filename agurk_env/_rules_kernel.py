@@ -342,17 +342,14 @@ def advance_games(
                 hands[g, s, c] = 0
             for k in range(h):
                 tricks[g, k, s] = -1
-        rank, seat = 0, -1  # the j-th card dealt goes to the (j // h)-th seat still in
-        for j in range(p * h):
-            if j % h == 0:
-                rank = j // h
-                seat = -1
-                if rank < n_alive[g]:
-                    seat = nth_in(alive, g, rank, p)
-            if seat >= 0:
-                c = deck[keys[j]]
-                hands[g, seat, c] += 1
-                held[g, seat] |= 1 << c
+        rank = 0  # the j-th card dealt goes to the (j // h)-th seat still in
+        for seat in range(p):
+            if alive[g, seat]:
+                for j in range(rank * h, rank * h + h):
+                    c = deck[keys[j]]
+                    hands[g, seat, c] += 1
+                    held[g, seat] |= 1 << c
+                rank += 1
         round_over[g] = False
         trick_no[g] = 0
         npos[g] = 0
@@ -366,16 +363,6 @@ def next_in(alive, g, seat, p):
         if alive[g, (seat + step) % p]:
             return (seat + step) % p
     return (seat + 1) % p
-
-
-def nth_in(alive, g, rank, p):
-    """The ``rank``-th seat still in game ``g``, in seat order."""
-    for s in range(p):
-        if alive[g, s]:
-            if rank == 0:
-                return s
-            rank -= 1
-    return -1
 
 
 def observe_all(

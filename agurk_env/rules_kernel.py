@@ -135,6 +135,16 @@ def active() -> ModuleType | None:
     return None
 
 
+def _after_fork_in_child() -> None:
+    """A forked child starts its own load if the parent's had not finished (the loader thread is not copied)."""
+    global _loader, _first_use, _lock
+    if _loaded is None:
+        _loader, _first_use, _lock = None, None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _load_quietly() -> None:
     """:func:`compiled`, in the loader thread: a failure leaves the engine on NumPy, with one warning."""
     try:
@@ -164,7 +174,7 @@ def _build() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # numba's disk cache imports the module by name
     spec.loader.exec_module(module)
-    for name in ("lowest", "choose", "finish_rounds", "mix64", "deal_order", "next_in", "nth_in"):
+    for name in ("lowest", "choose", "finish_rounds", "mix64", "deal_order", "next_in"):
         setattr(module, name, numba.njit(cache=True)(getattr(module, name)))
     for name, signature in _signatures().items():
         setattr(module, name, numba.njit(signature, cache=True)(getattr(module, name)))
