@@ -21,7 +21,7 @@ from agurk.play import PlayError, legal_reason, seat_specs, sorted_hand
 from agurk_env import engine
 from agurk_env.aec_env import raw_env
 from agurk_env.agent import Agent, decide
-from agurk_env.records import card_names, partial_round_record
+from agurk_env.records import card_names
 from agurk_env.rules import CARDS, Rules
 
 LOG_LINES = 60
@@ -63,6 +63,7 @@ class Session:
         self.touched = time.monotonic()
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self.last_trick: dict[str, Any] | None = None
+        self.trick_plays: list[list[Any]] = []  # the current trick's [seat, card] in playing order
         self.moves = 0
         self._rounds: list[dict[str, Any]] = []
         self._hinter: Agent | None = None
@@ -129,14 +130,15 @@ class Session:
         s, t, ends = int(st.cur[0]), int(st.trick_no[0]), len(env.round_ends)
         env.step(card)
         self.moves += 1
+        self.trick_plays.append([s, CARDS[card]])
         self.log.append(f"{self.names[s]} plays {CARDS[card]}")
         end = env.round_ends[-1] if len(env.round_ends) > ends else None
         after = end if end is not None else env.engine_state
         if end is not None or int(after.trick_no[0]) > t:
-            trick = partial_round_record(self.rules, after)["tricks"][t]
-            r = int(after.round_no[0]) + 1
-            self.last_trick = {"round": r, "trick": t + 1, "plays": trick["plays"], "winner": trick["winner"]}
-            self.log.append(f"trick {t + 1} taken by {self.names[trick['winner']]}")
+            winner, r = int(after.trick_winner[0, t]), int(after.round_no[0]) + 1
+            self.last_trick = {"round": r, "trick": t + 1, "plays": self.trick_plays, "winner": winner}
+            self.trick_plays = []
+            self.log.append(f"trick {t + 1} taken by {self.names[winner]}")
         if end is not None:
             self._rounds.append(self._round_summary(end))
             self.log.append(f"round {int(end.round_no[0]) + 1} over")
@@ -205,9 +207,7 @@ class Session:
             if (show_all or s == self.seat) and st.alive[0, s] and not st.round_over[0]:
                 row["hand"] = [CARDS[c] for c, n in sorted_hand(r, st, s) for _ in range(n)]
             seats.append(row)
-        trick: list[list[Any]] = []
-        if int(st.npos[0]) > 0 and not st.round_over[0]:
-            trick = partial_round_record(r, st)["tricks"][int(st.trick_no[0])]["plays"]
+        trick = self.trick_plays
         view: dict[str, Any] = {
             "mode": "watch" if self.seat is None else "play",
             "seat": self.seat,
@@ -232,7 +232,6 @@ class Session:
         if not over and (self.seat is None or cur == self.seat):
             view["legal"] = card_names(self.env.legal_bits())
             view["reason"] = legal_reason(r, st)
-            view["reason_code"] = engine.REASONS[int(engine.legal_reason(r, st.take(slice(0, 1)))[0])]
         if over:
             view["winners"] = np.flatnonzero(st.winners[0]).tolist()
         return view
