@@ -349,3 +349,15 @@ def test_a_server_without_checkpoints_refuses_specs_that_name_files(spec: str) -
     assert r.status_code == 400 and "no checkpoint files" in r.json()["error"]
     assert client.post("/api/games", json={**SMALL, "opponents": "guard,zoo"}).status_code in (201, 400)
     assert client.post("/api/games", json=SMALL).status_code == 201
+
+
+def test_replay_opens_a_partial_record_of_a_match_in_play(client: TestClient) -> None:
+    game, headers, _ = new_game(client, mode="watch", seed=8)
+    for _ in range(5):  # a trick and a card of the next one (3 players)
+        assert client.post(f"/api/games/{game}/step", headers=headers).status_code == 200
+    text = client.get(f"/api/games/{game}/record", headers=headers).text
+    rec = parse_record(text)
+    assert "winners" not in rec and "penalties" not in rec["rounds"][-1]
+    shown = client.post("/api/replay", content=text).json()["frames"]
+    assert [f["kind"] for f in shown] == ["trick", "trick"]
+    assert shown[0]["winner"] is not None and shown[1]["winner"] is None and len(shown[1]["plays"]) == 2
