@@ -29,7 +29,8 @@ def add_parser(sub: Any) -> None:
         default="best",
         help=(
             "the agents: one spec for every other seat, or one per other seat in seat order (default: best, "
-            "the strongest fair agent: the shipped policy of the preset in play; 'agurk agents' lists the others)"
+            "the strongest fair agent measured for the table: a policy trained for it, the exact search or the zoo;"
+            " 'agurk agents' says which, and lists the others)"
         ),
     )
     p.add_argument("--seat", metavar="N", type=int, default=0, help="your seat (default: 0, the first dealer)")
