@@ -63,7 +63,7 @@ MATCH_MUL, ROUND_MUL = U64(0xD6E8FEB86659FD93), U64(0xA0761D6478BD642F)
 MIX1, MIX2 = U64(0xBF58476D1CE4E5B9), U64(0x94D049BB133111EB)
 MIX32_1, MIX32_2, POS_MUL = U64(0x85EBCA6B), U64(0xC2B2AE35), U64(0x9E3779B9)
 LOW32, POS_BITS = U64(0xFFFFFFFF), U64(63)
-SH13, SH16, SH27, SH30, SH31, SH32 = U64(13), U64(16), U64(27), U64(30), U64(31), U64(32)
+SH11, SH13, SH16, SH27, SH30, SH31, SH32 = U64(11), U64(13), U64(16), U64(27), U64(30), U64(31), U64(32)
 
 # Observation slices, by their order in agurk_env.observation.SLICES: the index of each slice's start in ``at``.
 O_HAND, O_PLAYED, O_TRICK, O_TOP_CARD, O_TOP_SEAT, O_LEADER, O_LOCKED, O_CARDS_LEFT, O_VOID = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -422,14 +422,15 @@ def observe_all(
 def random_play(
     t, deck, hands, held, void, tricks, trick_leader, trick_winner, alive, next_seat, n_alive, scores, lives, rebuys,
     round_penalty, out_now, rebought_now, winners, dealer, round_no, trick_no, cur, npos, leader, top, top_seat, prev,
-    locked, round_over, match_over, match_id, seed, next_match, steps, draws,
+    locked, round_over, match_over, match_id, seed, next_match, steps, draws, set_size, kth,
 ):  # fmt: skip
     """``steps`` steps of random legal play in every game, all in this one call; returns the next match number.
 
     Each step is the batched engine's: :func:`legal_all`, a uniformly random legal card per game (from
-    the splitmix64 counter ``draws[0]``, advanced), :func:`play_games`, :func:`advance_games` (deals
-    and restarts). The benchmark reference of ``agurk bench engine``: the engine's steps without
-    Python between them.
+    the splitmix64 counter ``draws[0]``, advanced; by the engine's lookup tables ``set_size`` and the
+    flat ``kth``, as ``engine.random_legal``), :func:`play_games`, :func:`advance_games` (deals and
+    restarts). The benchmark reference of ``agurk bench engine``: the engine's steps without Python
+    between them.
     """
     b = cur.shape[0]
     games = np.arange(b)
@@ -441,12 +442,9 @@ def random_play(
         legal_all(t, held, tricks, trick_no, cur, npos, leader, top, prev, locked, bits, reasons)
         for g in range(b):
             counter = counter + GOLDEN
-            u = mix64(counter) >> SH32
+            u = np.float64(mix64(counter) >> SH11) * 2.0**-53  # uniform in [0, 1)
             options = bits[g]
-            k = np.int64((u * U64(popcount(options))) >> SH32)  # a uniform index below the set's size
-            for _ in range(k):
-                options &= options - 1
-            cards[g] = trailing_zeros(options)
+            cards[g] = kth[options * CARD_SLOTS + np.int64(u * set_size[options])]
         play_games(
             t, hands, held, void, tricks, trick_leader, trick_winner, alive, next_seat, n_alive, scores, lives,
             rebuys, round_penalty, out_now, rebought_now, winners, trick_no, cur, npos, leader, top, top_seat, prev,
@@ -458,20 +456,3 @@ def random_play(
         )  # fmt: skip
     draws[0] = counter
     return next_match
-
-
-def popcount(cards):
-    """How many cards the card set ``cards`` holds."""
-    n = 0
-    while cards:
-        cards &= cards - 1
-        n += 1
-    return n
-
-
-def trailing_zeros(cards):
-    """The lowest card of the non-empty card set ``cards``."""
-    c = 0
-    while not cards >> c & 1:
-        c += 1
-    return c

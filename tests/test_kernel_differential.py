@@ -180,10 +180,13 @@ def test_the_benchmarks_compiled_loop_plays_legal_cards_as_the_engine(preset: st
     state = engine.init(rules, 64, seed=2)
     t, deck = engine.rule_array(rules), engine.tables(rules).deck
     draws = np.array([7], dtype=np.uint64)
+    size, kth = engine.SET_SIZE.astype(np.int64), engine.KTH_MEMBER.reshape(-1).astype(np.int64)
     for _ in range(rules.players * rules.hand_size - 1):  # within round 1: no deal, so each card shows in the hands
         fields = [v.copy() if isinstance(v, np.ndarray) else v for v in state]
         arrays = [fields[i] for i in range(len(fields) - 2)]
-        next_match = kernel.random_play(t, deck, *arrays, np.uint64(state.seed), state.next_match, 1, draws)
+        next_match = kernel.random_play(
+            t, deck, *arrays, np.uint64(state.seed), state.next_match, 1, draws, size, kth
+        )
         after = engine.State._make(fields)._replace(next_match=int(next_match))
         cards = (state.hands - after.hands).reshape(state.batch, -1).argmax(1) % rules.num_actions
         assert ((engine.legal_bits(rules, state) >> cards) & 1).all()

@@ -90,9 +90,10 @@ def bench_compiled_loop(rules: Any, batch: int = 4096, seconds: float = 5.0, see
     fields = [v.copy() if isinstance(v, np.ndarray) else v for v in state]
     arrays = [fields[i] for i in range(len(engine.State._fields) - 2)]
     draws = np.array([seed], dtype=np.uint64)
+    size, kth = engine.SET_SIZE.astype(np.int64), engine.KTH_MEMBER.reshape(-1).astype(np.int64)
     seed64, next_match = np.uint64(state.seed & 0xFFFFFFFFFFFFFFFF), state.next_match
     loop = lambda n, start: kernel.random_play(  # noqa: E731
-        engine.rule_array(rules), engine.tables(rules).deck, *arrays, seed64, start, n, draws
+        engine.rule_array(rules), engine.tables(rules).deck, *arrays, seed64, start, n, draws, size, kth
     )
     start_compile = time.perf_counter()
     next_match = loop(1, next_match)
