@@ -105,7 +105,7 @@ function seatBox(view, s, row) {
   const facts = [`score ${row.score}`];
   if (view.lives) facts.push(`lives ${row.lives}`);
   if (view.rebuys) facts.push(`rebuys ${row.rebuys}`);
-  facts.push(row.out ? "out" : `${row.cards} cards`);
+  facts.push(row.out ? "out" : `${row.cards} card${row.cards === 1 ? "" : "s"}`);
   if (s === view.dealer) facts.push("dealer");
   box.append(el("div", {class: "name"}, row.name), el("div", {class: "facts"}, facts.join(" · ")));
   if (row.hand && s !== view.seat) {
@@ -175,7 +175,8 @@ function show(view) {
       return el("td", {}, text);
     })));
   }
-  $("log").replaceChildren(...view.log.slice(-14).map((line) => el("li", {}, line)));
+  $("log").replaceChildren(...view.log.map((line) => el("li", {}, line)));
+  $("log").scrollTop = $("log").scrollHeight;  // the newest line in sight
 
   $("over").classList.toggle("hidden", !view.over);
   if (view.over) {
