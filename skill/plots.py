@@ -144,14 +144,21 @@ def plot_heatmaps(path: Path, title: str, players: list[int], hands: list[int], 
 
 
 def plot_curve(curve: dict[str, Any], path: Path) -> None:
-    """``curve.png``: the focal win rate of each kept checkpoint by wall time, one line per opponent, 95% intervals."""
+    """``curve.png``: the focal win rate of each kept checkpoint by wall time, one line per run and opponent.
+
+    The curves of ``curve["beside"]`` (other runs on the same deals) are drawn with their run's name.
+    """
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
-    for opponent in dict.fromkeys(p["opponent"] for p in curve["points"]):
-        points = [p for p in curve["points"] if p["opponent"] == opponent]
-        minutes = np.array([p["wall_seconds"] / 60 for p in points])
-        values, err = _errors([p["win_rate"] for p in points], [p["win_rate_ci"] for p in points], cap=1.0)
-        ax.errorbar(minutes, values, yerr=err, fmt="o-", capsize=3, label=f"vs {curve['players'] - 1} x {opponent}")
+    runs = [curve, *curve.get("beside", [])]
+    for one in runs:
+        name = f"{Path(one['run']).name}: " if len(runs) > 1 else ""
+        for opponent in dict.fromkeys(p["opponent"] for p in one["points"]):
+            points = [p for p in one["points"] if p["opponent"] == opponent]
+            minutes = np.array([p["wall_seconds"] / 60 for p in points])
+            values, err = _errors([p["win_rate"] for p in points], [p["win_rate_ci"] for p in points], cap=1.0)
+            label = f"{name}vs {curve['players'] - 1} x {opponent}"
+            ax.errorbar(minutes, values, yerr=err, fmt="o-", capsize=3, label=label)
     ax.axhline(1 / curve["players"], color="grey", lw=0.8, ls="--", label="fair share")
     ax.set_xlabel("training wall time (minutes)")
     ax.set_ylabel("win rate (95% interval)")

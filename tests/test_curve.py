@@ -83,3 +83,19 @@ def test_curve_errors_are_one_line(kept_run: Path, tmp_path: Path, capsys: pytes
     assert main(["curve", str(kept_run), "--players", "3", "--out", str(tmp_path / "p")]) == 2
     assert "not 3" in capsys.readouterr().err
     assert main(["curve", str(kept_run), "--against", "nobody", "--out", str(tmp_path / "n")]) == 2
+
+
+def test_curve_beside_another_run(kept_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "both"
+    argv = ["curve", str(kept_run), "--beside", str(kept_run), "--deals", "4", "--workers", "1", "-q"]
+    assert main([*argv, "--out", str(out)]) == 0
+    data = json.loads((out / "curve.json").read_text())
+    (beside,) = data["beside"]
+    assert beside["points"] == data["points"]  # the same checkpoints on the same deals: the same points
+    assert (out / "curve.png").stat().st_size > 1000
+    other = tmp_path / "other"
+    other.mkdir()
+    config = yaml.safe_load((kept_run / "config.yaml").read_text())
+    (other / "config.yaml").write_text(yaml.safe_dump({**config, "preset": "swedish"}))
+    assert main(["curve", str(kept_run), "--beside", str(other), "--out", str(tmp_path / "x")]) == 2
+    assert "trained under other rules" in capsys.readouterr().err

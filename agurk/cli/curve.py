@@ -34,13 +34,15 @@ def add_parser(sub: Any) -> None:
             "entry of a duplicate-deal tournament against copies of each --against opponent, on the\n"
             "same deals for every checkpoint (agurk evaluate's tournament, 95% bootstrap intervals).\n"
             "Writes curve.json, curve.csv and curve.png (win rate by wall time, one line per\n"
-            "opponent) into --out."
+            "opponent) into --out; --beside RUN adds another run's curves (e.g. PPO beside expert\n"
+            "iteration) on the same deals to the plot and curve.json."
         ),
         epilog=(
             "examples:\n"
             "  agurk train configs/quickstart.yaml --set keep_checkpoints=true --set checkpoint_minutes=1 \\\n"
             "      --out runs/qs\n"
-            "  agurk curve runs/qs --against guard,pimc --deals 200"
+            "  agurk curve runs/qs --against guard,pimc --deals 200\n"
+            "  agurk curve runs/expert --beside runs/ppo      # expert iteration beside PPO"
         ),
     )
     p.add_argument("run", metavar="RUN", help="a run folder trained with keep_checkpoints: true")
@@ -49,6 +51,13 @@ def add_parser(sub: Any) -> None:
         metavar="SPEC[,SPEC...]",
         default="guard",
         help="opponent specs, one curve each, every other seat a copy (default: guard)",
+    )
+    p.add_argument(
+        "--beside",
+        metavar="RUN",
+        action="append",
+        default=[],
+        help="another run of the same rules and table, played on the same deals and drawn beside (repeatable)",
     )
     p.add_argument("--deals", metavar="D", type=int, default=200, help="duplicate deals per point (default: 200)")
     p.add_argument("--seed", metavar="S", type=int, default=1, help="seed of the deals and agents (default: 1)")
@@ -79,8 +88,9 @@ def run(args: argparse.Namespace) -> int:
     backend = backend_of(args)
     workers = args.workers or max(1, min(os.cpu_count() or 1, 4))
     folder = Path(args.run)
-    if not (folder / "config.yaml").is_file():
-        raise CliError(f"{args.run!r} is not a run folder (no config.yaml)")
+    for run_folder in (args.run, *args.beside):
+        if not (Path(run_folder) / "config.yaml").is_file():
+            raise CliError(f"{run_folder!r} is not a run folder (no config.yaml)")
     out = Path(args.out) if args.out is not None else folder / "curve"
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
         raise CliError(f"--out {str(out)!r} is not empty: choose another folder or add --force")
@@ -95,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         rules = curve_rules(folder, args.players)
         rows = kept_checkpoints(folder)
+        for other in args.beside:
+            if curve_rules(other, rules.players) != rules:
+                raise CliError(f"--beside {other!r} trained under other rules than {args.run!r}")
+            rows += kept_checkpoints(other)
         for spec in opponents:
             make_agents(spec, rules.players, args.seed)
     except (CurveError, ConfigError, AgentSpecError, ValueError) as e:
@@ -120,6 +134,12 @@ def run(args: argparse.Namespace) -> int:
             curve = learning_curve(
                 folder, opponents, args.deals, args.seed, rules.players, workers, backend, on_point
             )
+            beside = [
+                learning_curve(other, opponents, args.deals, args.seed, rules.players, workers, backend, on_point)
+                for other in args.beside
+            ]
+            if beside:
+                curve["beside"] = beside
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
