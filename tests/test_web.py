@@ -52,7 +52,9 @@ def play_out(client: TestClient, game: str, headers: dict[str, str], pick: int =
     return view
 
 
-def test_a_whole_match_downloads_as_a_record_that_replays(client: TestClient) -> None:
+def test_a_whole_match_downloads_as_a_record_that_replays(
+    client: TestClient, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     game, headers, view = new_game(client, seed=3)
     assert view["mode"] == "play" and view["players"] == 3 and not view["over"]
     final = play_out(client, game, headers, pick=1)
@@ -63,9 +65,13 @@ def test_a_whole_match_downloads_as_a_record_that_replays(client: TestClient) ->
     assert rec["agents"] == ["human", "guard", "guard"] and rec["winners"] == final["winners"]
     replay_record(rec)  # every play legal, every trick winner, penalty and score as the scalar reference says
     assert [rnd["scores"] for rnd in rec["rounds"]] == [s["scores"] for s in final["rounds"]]
-    # and the replay API opens it, every hand shown
+    # and the replay API opens it, every hand shown, and so does agurk replay
     frames_ = client.post("/api/replay", content=r.text).json()["frames"]
     assert frames_ == steps(rec) and frames_[-1] == {"kind": "match", "winners": rec["winners"]}
+    path = tmp_path / "browser.jsonl"
+    path.write_text(r.text)
+    assert cli.main(["replay", str(path), "--all"]) == 0
+    assert "match over · winners" in capsys.readouterr().out
 
 
 def test_the_person_sees_only_their_own_hand_and_another_token_sees_nothing(client: TestClient) -> None:
