@@ -510,6 +510,12 @@ def advance(
         new = _advance_compiled(kernel, rules, state, reset, donate)
         if new is not None:
             return new
+    with rules_kernel.numpy_timer:
+        return _advance_numpy(rules, state, new_round, restart, donate)
+
+
+def _advance_numpy(rules: Rules, state: State, new_round: np.ndarray, restart: np.ndarray, donate: bool) -> State:
+    """:func:`advance` by the NumPy path, for the games starting a round and those restarting."""
     sp = tables(rules)
     f = _Draft(state, donate)
     if new_round.size:
@@ -639,7 +645,8 @@ def legal_bits(rules: Rules, state: State) -> np.ndarray:
         compiled = _legal_compiled(kernel, rules, state)
         if compiled is not None:
             return compiled[0]
-    return _legal(tables(rules), state, reasons=False)[0]
+    with rules_kernel.numpy_timer:
+        return _legal(tables(rules), state, reasons=False)[0]
 
 
 def legal_reason(rules: Rules, state: State) -> np.ndarray:
@@ -653,7 +660,8 @@ def legal_reason(rules: Rules, state: State) -> np.ndarray:
         compiled = _legal_compiled(kernel, rules, state)
         if compiled is not None:
             return compiled[1]
-    return _legal(tables(rules), state, reasons=True)[1]
+    with rules_kernel.numpy_timer:
+        return _legal(tables(rules), state, reasons=True)[1]
 
 
 @per_rules
@@ -777,7 +785,8 @@ def play(rules: Rules, state: State, actions: np.ndarray, donate: bool = False) 
         new = _play_compiled(kernel, rules, state, _offsets(state.batch, 1), actions, donate)
         if new is not None:
             return new
-    return _play_numpy(rules, state, actions, donate)
+    with rules_kernel.numpy_timer:
+        return _play_numpy(rules, state, actions, donate)
 
 
 _PLAY_NAMES = State._fields[:16] + State._fields[18:28]
@@ -908,6 +917,12 @@ def play_in(rules: Rules, state: State, games: np.ndarray, actions: np.ndarray) 
         new = _play_compiled(kernel, rules, state, np.ascontiguousarray(rows, dtype=np.int64), actions, False)
         if new is not None:
             return new
+    with rules_kernel.numpy_timer:
+        return _play_in_numpy(rules, state, games, actions)
+
+
+def _play_in_numpy(rules: Rules, state: State, games: np.ndarray, actions: np.ndarray) -> State:
+    """:func:`play_in` by the NumPy path: a sub-batch played, the changed fields written back."""
     sub = state.take(games)
     new = _play_numpy(rules, sub, actions)
     fields = {}

@@ -117,7 +117,8 @@ def observe(rules: Rules, state: engine.State, seats: np.ndarray | None = None) 
             pass
         else:
             return out
-    return _observe_numpy(rules, state, seats)
+    with rules_kernel.numpy_timer:
+        return _observe_numpy(rules, state, seats)
 
 
 def _observe_numpy(rules: Rules, state: engine.State, seats: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ machine code in its disk cache, so later starts only load it (:func:`warm_up` sa
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib.util
 import os
@@ -34,10 +35,10 @@ JIT_ENV = "AGURK_JIT"
 """Environment variable: ``0`` keeps the engine and the observation on their NumPy path even with numba."""
 ENABLED = HAS_NUMBA and os.environ.get(JIT_ENV, "1") != "0"
 """Whether the engine and the observation run the compiled kernel (read once, at import; see :func:`active`)."""
-LOAD_AFTER_S = 0.5
-"""Seconds after a process first uses the engine at which it starts loading the compiled kernel, in a thread."""
+LOAD_AFTER_S = 1.0
+"""Seconds of engine work on NumPy after which a process starts loading the compiled kernel, in a thread."""
 _loaded: ModuleType | None = None
-_first_use: float | None = None
+_numpy_s = 0.0
 _loader: threading.Thread | None = None
 _lock = threading.Lock()
 _BEAT_CHOICES = ("forced", "nearest", "optional")
@@ -115,31 +116,43 @@ def _signatures() -> dict[str, Any]:
 def active() -> ModuleType | None:
     """The compiled kernel for the engine's next call, or ``None`` for its NumPy path.
 
-    The kernel once it is loaded (while :data:`ENABLED`). Before that NumPy: once the process has
-    used the engine for :data:`LOAD_AFTER_S` seconds, a thread loads the kernel (numba's import and
-    disk-cache load, about a second; the first compile on a machine, several) while the engine goes
-    on with NumPy. So a short run never pays for numba, a long one runs compiled as soon as the
-    kernel is there, and nobody waits for a compile; both paths give the same results.
+    The kernel once it is loaded (while :data:`ENABLED`). Before that NumPy: once the engine has
+    worked :data:`LOAD_AFTER_S` seconds on NumPy (:data:`numpy_timer`), a thread loads the kernel
+    (numba's import and disk-cache load, about a second; the first compile on a machine, several)
+    while the engine goes on with NumPy, and the process waits for it at exit (a first compile
+    ends in the disk cache). So a run whose engine work is short never pays for numba, and one
+    that plays a lot runs compiled as soon as the kernel is there; both paths give the same results.
     """
-    global _first_use, _loader
+    global _loader
     if not ENABLED:
         return None
-    if _loaded is not None:
-        return _loaded
-    now = time.perf_counter()
-    if _first_use is None:
-        _first_use = now
-    elif _loader is None and now - _first_use >= LOAD_AFTER_S:
+    if _loaded is None and _loader is None and _numpy_s >= LOAD_AFTER_S:
         _loader = threading.Thread(target=_load_quietly, name="agurk-rules-kernel", daemon=True)
         _loader.start()
-    return None
+        atexit.register(_loader.join)  # a first compile finishes into the disk cache, for the next start
+    return _loaded
+
+
+class _NumpyTimer:
+    """Adds the time of each ``with`` block to the engine's work on NumPy (see :func:`active`)."""
+
+    def __enter__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        global _numpy_s
+        _numpy_s += time.perf_counter() - self.start
+
+
+numpy_timer = _NumpyTimer()
+"""``with numpy_timer:`` around the engine's NumPy path (one thread at a time: the sum is a heuristic)."""
 
 
 def _after_fork_in_child() -> None:
     """A forked child starts its own load if the parent's had not finished (the loader thread is not copied)."""
-    global _loader, _first_use, _lock
+    global _loader, _lock
     if _loaded is None:
-        _loader, _first_use, _lock = None, None, threading.Lock()
+        _loader, _lock = None, threading.Lock()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

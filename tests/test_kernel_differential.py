@@ -155,40 +155,20 @@ def test_the_rule_array_holds_the_kernels_observation_layout() -> None:
         assert getattr(_rules_kernel, f"O_{name.upper()}") == order.index(name)
 
 
-def test_a_process_loads_the_kernel_in_a_thread_once_it_has_used_the_engine_a_while(
+def test_a_process_loads_the_kernel_in_a_thread_once_the_engine_has_worked_a_while_on_numpy(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     module = rules_kernel.compiled()
-    for name, value in (("_loaded", None), ("_first_use", None), ("_loader", None), ("LOAD_AFTER_S", 3600.0)):
+    for name, value in (("_loaded", None), ("_numpy_s", 0.0), ("_loader", None), ("LOAD_AFTER_S", 3600.0)):
         monkeypatch.setattr(rules_kernel, name, value)
-    assert rules_kernel.active() is None and rules_kernel.active() is None  # the first uses: NumPy, no loader
-    assert rules_kernel._loader is None
+    rules = Rules.preset("standard")
+    state = engine.init(rules, 4, seed=0)  # NumPy: its time is counted
+    assert rules_kernel._numpy_s > 0 and rules_kernel.active() is None and rules_kernel._loader is None
     monkeypatch.setattr(rules_kernel, "LOAD_AFTER_S", 0.0)
     assert rules_kernel.active() is None  # NumPy while the thread loads
     rules_kernel._loader.join(600)
-    assert rules_kernel.active() is not None and rules_kernel.active().play_games.signatures
+    assert rules_kernel.active() is not None
     assert module.play_games.signatures == rules_kernel.active().play_games.signatures
+    engine.legal_bits(rules, state)
     with rules_kernel.use(False):
         assert rules_kernel.active() is None
-
-
-@pytest.mark.parametrize("preset", ["standard", "twos", "every_trick", "lives"])
-def test_the_benchmarks_compiled_loop_plays_legal_cards_as_the_engine(preset: str) -> None:
-    """``random_play`` (agurk bench engine's compiled loop), step by step: each card legal, each state the engine's."""
-    rules = Rules.preset(preset, players=4)
-    kernel = rules_kernel.compiled()
-    state = engine.init(rules, 64, seed=2)
-    t, deck = engine.rule_array(rules), engine.tables(rules).deck
-    draws = np.array([7], dtype=np.uint64)
-    size, kth = engine.SET_SIZE.astype(np.int64), engine.KTH_MEMBER.reshape(-1).astype(np.int64)
-    for _ in range(rules.players * rules.hand_size - 1):  # within round 1: no deal, so each card shows in the hands
-        fields = [v.copy() if isinstance(v, np.ndarray) else v for v in state]
-        arrays = [fields[i] for i in range(len(fields) - 2)]
-        next_match = kernel.random_play(
-            t, deck, *arrays, np.uint64(state.seed), state.next_match, 1, draws, size, kth
-        )
-        after = engine.State._make(fields)._replace(next_match=int(next_match))
-        cards = (state.hands - after.hands).reshape(state.batch, -1).argmax(1) % rules.num_actions
-        assert ((engine.legal_bits(rules, state) >> cards) & 1).all()
-        state = engine.advance(rules, engine.play(rules, state, cards))
-        _same_state(after, state, preset)
