@@ -216,7 +216,7 @@ def test_registry_builds_guided_from_specs() -> None:
         ("guided:worlds=0", "worlds"),
         ("guided:tie=first", "tie must be one of prior, rollout"),
         ("guided:rollout=shed", "rollout must be one of greedy, sample, mixed"),
-        ("guided:policy=zoo:nope", "no preset 'nope'"),
+        ("guided:policy=zoo:nope", "no shipped policy 'nope'"),
         ("guided:policy=/no/such.pt", "no checkpoint"),
         ("guided:depth=3", "bad option"),
     ],
