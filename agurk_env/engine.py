@@ -11,6 +11,11 @@ Every game in a batch plays the same :class:`~agurk_env.rules.Rules`; the option
 resolved once into tables and flags (:class:`Tables`), so a batch pays only for the
 options its rules use.
 
+Two runners, proven equal (tests/test_kernel_differential.py): with numba, :func:`play`,
+:func:`play_in`, :func:`legal_bits`, :func:`legal_reason` and :func:`advance` run the compiled
+rules kernel's loop over the batch (:mod:`agurk_env._rules_kernel`, loaded as
+:func:`agurk_env.rules_kernel.active` says), and otherwise the NumPy vectorisation below.
+
 Seeds: the deal of round ``r`` of match ``m`` under seed ``s`` is a function of
 ``(s, m, r)`` alone (a counter-based hash, see :func:`deal_keys`). :func:`init` gives
 slot ``i`` match ``first_match + i``; :func:`advance` gives restarted slots the next

@@ -94,8 +94,9 @@ _AT = {name: _STARTS[name] for name in SLICES}  # the first column of every slic
 
 
 _AT_ARRAY = np.array(list(_AT.values()), np.int64)  # the kernel's view of _AT, in slice order
-_OBSERVE_FIELDS = ("hands", "void", "tricks", "alive", "scores", "lives", "rebuys", "dealer", "trick_no", "npos")
-_OBSERVE_FIELDS += ("n_alive", "top_seat", "leader", "locked")
+_OBSERVE_NAMES = ("hands", "void", "tricks", "alive", "scores", "lives", "rebuys", "dealer", "trick_no", "npos")
+_OBSERVE_NAMES += ("n_alive", "top_seat", "leader", "locked")
+_OBSERVE_FIELDS = tuple(engine.State._fields.index(k) for k in _OBSERVE_NAMES)  # the kernel's arguments, in order
 
 
 def observe(rules: Rules, state: engine.State, seats: np.ndarray | None = None) -> np.ndarray:
@@ -108,7 +109,7 @@ def observe(rules: Rules, state: engine.State, seats: np.ndarray | None = None) 
     kernel = rules_kernel.active()
     if kernel is not None:
         out = np.zeros((state.batch, SIZE), np.float32)
-        arrays = [getattr(state, name) for name in _OBSERVE_FIELDS]
+        arrays = [state[i] for i in _OBSERVE_FIELDS]
         try:
             kernel.observe_all(
                 engine.rule_array(rules), _AT_ARRAY, _rule_vector(rules), *arrays, seats, out
