@@ -14,7 +14,8 @@ import random
 
 import numpy as np
 import pytest
-from test_engine_differential import preset_rules, random_rules
+from oracles import preset_rules
+from test_engine_differential import random_rules
 
 from agurk_env import _rules_kernel, engine, observation, rules_kernel
 from agurk_env.rules import PRESETS, Rules
