@@ -225,10 +225,12 @@ def bench_search(spec: str = "pimc", seconds: float = 3.0, batch: int = 64, seed
     import numpy as np
 
     from agents.registry import make_agent
-    from agurk_env import engine
+    from agurk_env import engine, rules_kernel
     from agurk_env.agent import decide
     from agurk_env.rules import Rules
 
+    if rules_kernel.ENABLED:
+        rules_kernel.warm_up()  # the engine's compiled kernel from the first decision on
     rules = Rules.preset("standard")
     rng = np.random.default_rng(seed)
     state = engine.init(rules, batch, seed)
