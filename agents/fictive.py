@@ -73,18 +73,14 @@ def simulable(agent: Agent) -> bool:
 
 
 def state_keys(state: engine.State, games: np.ndarray | None = None) -> np.ndarray:
-    """uint64 hashes of the positions of ``games`` (all by default): hands, tricks, scores, mover, match and round."""
+    """uint64 hashes of the positions of ``games`` (all by default): hands, the round's tricks, mover, match, round."""
     games = np.arange(state.batch) if games is None else games
     b = games.size
-    fields = np.stack([state.cur[games], state.match_id[games], state.round_no[games]], axis=1).astype(np.int64)
-    parts = [state.hands[games], state.tricks[games], state.scores[games].astype(np.int32), fields]
-    raw = np.concatenate([part.reshape(b, -1).view(np.int8) for part in parts], axis=1)
-    pad = -raw.shape[1] % 8
-    if pad:
-        raw = np.concatenate([raw, np.zeros((b, pad), np.int8)], axis=1)
-    words = raw.view(np.uint64)
+    raw = np.concatenate([state.hands[games].reshape(b, -1), state.tricks[games].reshape(b, -1)], axis=1)
     with np.errstate(over="ignore"):
-        key = (words * _HASH[: words.shape[1]]).sum(1, dtype=np.uint64)
+        key = raw.astype(np.uint64) @ _HASH[: raw.shape[1]]
+        key += (state.cur[games].astype(np.uint64) + np.uint64(8) * state.round_no[games].astype(np.uint64)) * _HASH[-1]
+        key += state.match_id[games].astype(np.uint64) * _HASH[-2]
         key ^= key >> np.uint64(31)
         key *= np.uint64(0x94D049BB133111EB)
         return key ^ (key >> np.uint64(29))
@@ -195,8 +191,9 @@ def _ask(
     groups: list[int],
 ) -> np.ndarray:
     """The cards of the movers in ``rows`` of ``pool``: a single legal card unasked, else its seat's agent's."""
-    cards = engine.KTH_MEMBER[bits[rows], 0].astype(np.int64)
-    free = engine.SET_SIZE[bits[rows]] > 1
+    legal = bits if rows.size == bits.size else bits[rows]
+    cards = engine.KTH_MEMBER[legal, 0].astype(np.int64)
+    free = engine.SET_SIZE[legal] > 1
     if not free.any():
         return cards
     owner = group[pool.cur[rows]]

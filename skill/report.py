@@ -340,9 +340,9 @@ def meaning(report: dict[str, Any]) -> str:
         if apart
         else "Their 95% intervals overlap, so this budget cannot tell them apart; a larger --budget narrows them. "
     )
-    tied = [v["preset"] for v in vs if _overlap(v["rs_win_ci"], top["rs_win_ci"])]
-    if len(tied) > 1:
-        text += f"The variants whose intervals overlap the top one's are not told apart from it: {', '.join(tied)}. "
+    tied = [v["preset"] for v in vs[1:] if _overlap(v["rs_win_ci"], top["rs_win_ci"])]
+    if tied:
+        text += f"Not told apart from {top['preset']} (their intervals overlap its): {', '.join(tied)}. "
     if beyond:
         text += _beyond_text(beyond) + " "
     finite = [v for v in vs if v["n_star"] is not None]
