@@ -367,3 +367,16 @@ def test_replay_opens_a_partial_record_of_a_match_in_play(client: TestClient) ->
     shown = client.post("/api/replay", content=text).json()["frames"]
     assert [f["kind"] for f in shown] == ["trick", "trick"]
     assert shown[0]["winner"] is not None and shown[1]["winner"] is None and len(shown[1]["plays"]) == 2
+
+
+@pytest.mark.parametrize("preset", ["lives", "second_chance", "every_trick", "twos", "jokers", "swedish", "quick"])
+def test_a_match_of_every_kind_of_table_plays_to_its_end(client: TestClient, preset: str) -> None:
+    game, headers, _ = new_game(client, rules=preset, seed=9, opponents="guard,counter")
+    final = play_out(client, game, headers, pick=2)
+    rules = Rules.preset(preset, players=3, hand_size=3)
+    assert final["lives"] == bool(rules.lives) and final["rebuys"] == bool(rules.rebuys)
+    if rules.lives:
+        assert all("lives" in row for row in final["seats"]) and all("lives" in r for r in final["rounds"])
+    rec = parse_record(client.get(f"/api/games/{game}/record", headers=headers).text)
+    assert Rules.from_dict(rec["rules"]) == rules
+    replay_record(rec)
