@@ -449,7 +449,7 @@ def _serve(args: argparse.Namespace) -> int:
             )
             print(
                 f"     move latency  p50 {move['p50_ms']} ms  p95 {move['p95_ms']} ms  max {move['max_ms']} ms"
-                "  (over HTTP, timed by the client)"
+                f"  (over HTTP, timed by the client; server CPU {w['server_cpu_ms_per_move']} ms per move)"
             )
             print(
                 f"     reference     p50 {ref['p50_ms']} ms  p95 {ref['p95_ms']} ms  max {ref['max_ms']} ms"
