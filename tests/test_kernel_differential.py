@@ -4,19 +4,24 @@ Random legal play of whole matches (dealing, restarts, every preset at 2..8 play
 option combinations); at every step both paths give the same legal sets and reasons, the same
 observation of the mover and of another seat, and the same next state, field by field and dtype by
 dtype (``play``, ``play_in``, and ``advance`` with and without ``reset`` and ``restart``). The
-pure-Python run of the kernel is checked on a few states too. CI runs a slice (about 200k states);
-``-m slow`` runs tens of millions.
+pure-Python run of the kernel is checked on a few states too, and ``agurk simulate`` writes the
+recorded bytes of tests/test_simulate_unchanged.py on either path. CI runs a slice (about 200k
+states); ``-m slow`` runs tens of millions.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 from oracles import preset_rules
 from test_engine_differential import random_rules
+from test_simulate_unchanged import RUNS, _digests
 
+from agurk.cli import main
 from agurk_env import _rules_kernel, engine, observation, rules_kernel
 from agurk_env.rules import PRESETS, Rules
 
@@ -173,3 +178,16 @@ def test_a_process_loads_the_kernel_in_a_thread_once_the_engine_has_worked_a_whi
     engine.legal_bits(rules, state)
     with rules_kernel.use(False):
         assert rules_kernel.active() is None
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["kernel", "numpy"])
+@pytest.mark.parametrize(("preset", "agents", "matches"), RUNS, ids=[preset for preset, _, _ in RUNS])
+def test_simulate_writes_the_recorded_bytes_on_either_path(
+    preset: str, agents: str, matches: int, compiled: bool, tmp_path: Path
+) -> None:
+    """tests/test_simulate_unchanged.py's runs, with the engine held on one path from the first card."""
+    out = tmp_path / f"{preset}.jsonl"
+    argv = ["simulate", "-q", "--rules", preset, "--agents", agents, "--matches", str(matches), "--seed", "7"]
+    with rules_kernel.use(compiled):
+        assert main([*argv, "--out", str(out), "--with-legal"]) == 0
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == _digests()[out.name]
