@@ -196,10 +196,12 @@ def _ask(
     free = engine.SET_SIZE[legal] > 1
     if not free.any():
         return cards
-    owner = group[pool.cur[rows]]
+    owner = group[pool.cur[rows]] if len(groups) > 1 else None
     for g in groups:
-        at = np.flatnonzero(free & (owner == g))
+        at = np.flatnonzero(free if owner is None else free & (owner == g))
         if at.size:
+            if not simulable(table[g]):
+                raise ValueError(f"the best response cannot simulate agent {table[g].spec!r}: it is not deterministic")
             games = rows[at]
             chosen = np.asarray(table[g].act(Decision(rules, pool, games, bits[games])), dtype=np.int64)
             if chosen.shape != games.shape or ((bits[games] >> chosen) & 1 != 1).any():
@@ -222,7 +224,9 @@ def best_response(
     k, a = roots.batch, rules.num_actions
     first = {id(agent): seat for seat, agent in reversed(list(enumerate(table)))}
     group = np.array([first[id(agent)] for agent in table])  # each seat's agent, by its first seat
-    groups = sorted(set(group.tolist()))
+    movers = set(roots.cur.tolist())
+    others = {group[s] for s in range(len(table)) if s not in movers}
+    groups = sorted(others if len(movers) == 1 and len(others) == 1 else set(group.tolist()))
     tree = Tree()
     pool = roots
     row_focal = roots.cur.astype(np.int64)
@@ -238,7 +242,8 @@ def best_response(
         cards = _ask(rules, pool, bits, other_rows, table, group, groups)
         if focal_rows is not None:
             depth = row_depth[focal_rows] + 1
-            nodes = tree.add_nodes(row_edge[focal_rows], depth, state_keys(pool, focal_rows))
+            keys = state_keys(pool, focal_rows) if tree.nodes else np.zeros(focal_rows.size, np.uint64)  # roots: none
+            nodes = tree.add_nodes(row_edge[focal_rows], depth, keys)
             parent, card = np.nonzero(engine.unpack(bits[focal_rows], a))
             rows = np.concatenate([other_rows, focal_rows[parent]])
             row_edge = np.concatenate([row_edge[other_rows], tree.add_edges(nodes[parent], card)])

@@ -174,3 +174,13 @@ def test_the_registry_builds_and_refuses_it_in_one_line() -> None:
     for spec, message in refused:
         with pytest.raises(AgentSpecError, match=message):
             make_agent(spec, 0, 0)
+
+
+def test_best_response_refuses_an_opponent_it_cannot_simulate() -> None:
+    rules = Rules.preset("standard")
+    state = engine.init(rules, 2, 0)
+    mover = int(state.cur[0])
+    specs = ["guard"] * 4
+    specs[(mover + 1) % 4] = "random"
+    with pytest.raises(ValueError, match="cannot simulate agent 'random'"):
+        F.best_response(rules, state, make_agents(",".join(specs), 4, 0))
