@@ -50,7 +50,8 @@ def test_a_shipped_policy_plays_every_player_count(preset: str) -> None:
 def test_zoo_plays_the_policy_trained_for_the_rules_in_play() -> None:
     for preset in PRESETS:
         assert zoo.preset_of(Rules.preset(preset, players=6, hand_size=5)) == preset
-        assert zoo.choose(Rules.preset(preset)) == (preset, None)  # each preset's own, at its default table
+        name, why = zoo.choose(Rules.preset(preset))  # a policy of the preset trained for its default table
+        assert why is None and torch.load(zoo.path_of(name), weights_only=True)["config"]["preset"] == preset
     assert zoo.preset_of(Rules.preset("standard", limit=99)) is None
     agent = make_agent("zoo", seed=0, seat=0)
     assert agent.policy(Rules.preset("swedish", players=3)) is agent.policy(Rules.preset("swedish"))
@@ -60,7 +61,7 @@ def test_zoo_plays_the_policy_trained_for_the_rules_in_play() -> None:
 def test_zoo_says_which_policy_it_plays_for_rules_none_was_trained_for() -> None:
     rules = Rules.preset("standard", limit=99)
     name, why = zoo.choose(rules)
-    assert name == "standard" and "limit=30 instead of the rules in play" in why and "\n" not in why
+    assert name == "standard-4p" and "limit=30 instead of the rules in play" in why and "\n" not in why
     agent = make_agent("zoo", seed=0, seat=0)
     with pytest.warns(zoo.ZooFallback, match="no shipped policy was trained for standard 4x7 \\(limit=99\\)"):
         played = agent.policy(rules)
@@ -104,6 +105,18 @@ def test_best_plays_the_search_at_small_tables_and_the_shipped_policy_at_large(p
     np.testing.assert_array_equal(_choices("", rules, without_torch), _choices(best.SEARCH, rules))
 
 
+
+
+def test_best_plays_the_policy_trained_by_expert_iteration_for_the_table_in_play() -> None:
+    expert = [s for s in zoo.catalogue() if s.info["algo"] == "expert"]
+    assert expert, "the zoo ships no policy trained by expert iteration"
+    for shipped in expert:
+        for rules in shipped.tables:
+            assert best.trained_for(rules) and zoo.choose(rules) == (shipped.name, None)
+            mine = _choices("best", rules, games=16)
+            np.testing.assert_array_equal(mine, _choices(f"zoo:{shipped.name}", rules, games=16))
+            other = rules.replace(limit=rules.limit + 1)  # no policy trained for these: not the policy
+            assert not best.trained_for(other)
 
 
 def test_best_plays_rollout_pimc_under_every_trick_scoring() -> None:

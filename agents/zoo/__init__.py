@@ -50,10 +50,10 @@ class Shipped:
     info: dict[str, Any]
 
 
-def table_text(rules: Rules, players: str | None = None) -> str:
-    """``standard 4x7`` or ``free_choice 3x5 (ace_lock=any, limit=1)``: the nearest preset, table, other options.
+def table_text(rules: Rules, players: str | None = None, preset: str | None = None) -> str:
+    """``standard 4x7`` or ``free_choice 3x5 (ace_lock=any, limit=1)``: a preset, the table, the other options.
 
-    ``players`` replaces the player count (``"2-7"`` for a policy of several tables).
+    The preset is ``preset`` or the nearest one; ``players`` replaces the player count (``"2-7"``).
     """
     mine = rules.to_dict()
 
@@ -61,7 +61,7 @@ def table_text(rules: Rules, players: str | None = None) -> str:
         base = Rules.preset(name).to_dict()
         return {k: v for k, v in mine.items() if k not in TABLE_OPTIONS and base[k] != v}
 
-    name = min(PRESETS, key=lambda n: len(other(n)))
+    name = preset or min(PRESETS, key=lambda n: len(other(n)))
     extra = ", ".join(f"{k}={v}" for k, v in other(name).items())
     return f"{name} {players or rules.players}x{rules.hand_size}" + (f" ({extra})" if extra else "")
 
@@ -139,7 +139,7 @@ def choose(rules: Rules) -> tuple[str, str | None]:
         why = "the same rules at another table"
     return name, (
         f"zoo: no shipped policy was trained for {table_text(rules)}; playing zoo:{name}, trained for"
-        f" {table_text(nearest)}: {why}"
+        f" {table_text(nearest, preset=shipped.preset)}: {why}"
     )
 
 
@@ -201,8 +201,9 @@ def describe() -> list[dict[str, Any]]:
     for s in catalogue():
         counts = sorted(t.players for t in s.tables)
         players = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else str(counts[0])
-        table = table_text(s.tables[0], players)
-        rows.append({"name": s.name, "preset": s.preset, "table": table, "tables": [table_text(t) for t in s.tables]})
+        table = table_text(s.tables[0], players, s.preset)
+        tables = [table_text(t, preset=s.preset) for t in s.tables]
+        rows.append({"name": s.name, "preset": s.preset, "table": table, "tables": tables})
         rows[-1].update(s.info)
     return rows
 
