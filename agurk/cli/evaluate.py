@@ -44,7 +44,7 @@ def add_parser(sub: Any) -> None:
             "  permutations  every distinct order of the entries around the table (24 at 4 players);\n"
             "                entries with the same spec are one player and share its figures\n"
             "  balanced      every rotation of circular orders in which each entry sits after each\n"
-            "                other equally often (players x (players - 1) tables, twice that at 6)\n"
+            "                other equally often (players x (players - 1) tables, twice that at 4 and 6)\n"
             "  cyclic        the players rotations of the list (entry i in seat (i + r) % players):\n"
             "                who sits after whom never changes, which can favour an entry\n"
             "  auto          permutations up to 24 tables, else balanced (the default)\n"
