@@ -20,18 +20,11 @@ from agents.policy import PolicyNet, load_checkpoint, masked_log_softmax
 from agurk_env import engine, observation
 from agurk_env.agent import Decision
 from agurk_env.rules import Rules
+from tests.test_guided import _positions
 from tests.tiny_config import TINY
 from training.config import ConfigError, config_from_dict, config_to_dict
 from training.expert import Data, ExpertTrainer, Generations, fit, improved_policy
 from training.run import execute, resume_checkpoint
-
-
-def _positions(rules: Rules, batch: int, plies: int, seed: int = 0) -> engine.State:
-    rng = np.random.default_rng(seed)
-    state = engine.init(rules, batch, seed)
-    for _ in range(plies):
-        state = engine.play(rules, state, engine.random_legal(engine.legal_bits(rules, state), rng))
-    return state
 
 
 def _decision(rules: Rules, state: engine.State) -> Decision:
