@@ -8,7 +8,8 @@ that trains each one.
 
 ``zoo`` (no name) plays, for the rules in play, the policy trained for exactly those rules
 (the one trained for the fewest tables if several were); where there is none, the nearest
-one (:func:`choose`: the same rules at another table, else the fewest other rule options),
+one (:func:`choose`: the same rules at another table, else the fewest other rule options;
+among equals the one trained for the most tables),
 and it says so once per rules with a :class:`ZooFallback` warning naming the policy and
 why, never silently.
 """
@@ -121,8 +122,11 @@ def _distance(rules: Rules, table: Rules) -> tuple[int, int, int]:
 
 def choose(rules: Rules) -> tuple[str, str | None]:
     """The policy ``zoo`` plays under ``rules`` and, unless it was trained for exactly them, why (one line)."""
-    ranked = sorted(  # nearest first; then one trained for fewer tables (for this one alone), then by name
-        ((min(_distance(rules, t) for t in s.tables), len(s.tables), s.name, s) for s in catalogue()),
+    ranked = sorted(  # nearest first; then the specialist where one fits exactly, else the generalist; by name
+        (
+            (d := min(_distance(rules, t) for t in s.tables), len(s.tables) * (1 if d == (0, 0, 0) else -1), s.name, s)
+            for s in catalogue()
+        ),
         key=lambda row: row[:3],
     )
     if not ranked:
