@@ -4,8 +4,8 @@ Measured (docs/zoo.md, "best"; the full skill report):
 
 - Where the zoo ships a policy trained by expert iteration (``algo: expert``) for exactly the
   rules in play, table included, that policy alone is stronger than the search (standard,
-  4 players: it beats ``pimc:eval=exact`` at its own table and takes more wins against
-  guards), and the rollout operator on top of it is weaker against the search, whose play its
+  3 and 4 players: it beats ``pimc:eval=exact`` head to head at its own table, and is level
+  with it or better against guards), and the rollout operator on top of it is weaker against the search, whose play its
   rollouts do not model. So ``best`` plays that policy there (:func:`trained_for`).
 - Elsewhere PIMC on the exact solver (:data:`SEARCH`) is the strongest agent we have at 3 and
   4 players under last-trick scoring, PIMC with rollouts (:data:`EVERY_TRICK_SEARCH`) under
