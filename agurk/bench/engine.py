@@ -62,15 +62,22 @@ def bench_engine(rules: Any, batch: int = 4096, seconds: float = 5.0, seed: int 
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
             break
+    return {
+        **_rates(steps, batch, elapsed, state.next_match - first_match),
+        "bytes_per_game": state.nbytes_per_game(),
+    }
+
+
+def _rates(steps: int, batch: int, elapsed: float, matches: int) -> dict[str, Any]:
+    """The counts and rates of ``steps`` engine steps over ``batch`` games in ``elapsed`` seconds."""
     plays = steps * batch
     return {
         "plays": plays,
         "steps": steps,
         "seconds": elapsed,
         "plays_per_s": plays / elapsed,
-        "matches_per_s": (state.next_match - first_match) / elapsed,
+        "matches_per_s": matches / elapsed,
         "batch": batch,
-        "bytes_per_game": state.nbytes_per_game(),
     }
 
 
@@ -106,16 +113,7 @@ def bench_compiled_loop(rules: Any, batch: int = 4096, seconds: float = 5.0, see
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
             break
-    plays = steps * batch
-    return {
-        "plays": plays,
-        "steps": steps,
-        "seconds": elapsed,
-        "plays_per_s": plays / elapsed,
-        "matches_per_s": (next_match - first_match) / elapsed,
-        "batch": batch,
-        "first_call_s": compile_s,
-    }
+    return {**_rates(steps, batch, elapsed, next_match - first_match), "first_call_s": compile_s}
 
 
 def in_turns(runs: dict[str, Callable[[float], dict[str, Any]]], seconds: float, slices: int = 3) -> dict[str, Any]:
