@@ -88,8 +88,8 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from agents.processes import LOCAL, Backend, TaskProgress, run_tasks
 from agents.registry import introduce, make_agent
+from agents.tasks import LOCAL, Backend, TaskProgress, run_tasks
 from agurk_env import engine
 from agurk_env.agent import Agent
 from agurk_env.matches import DEFAULT_BATCH, play_matches
@@ -659,7 +659,7 @@ def _table_task(
     seed: int,
     batch: int,
 ) -> SeatStats:
-    """One table as a task of :func:`agents.processes.run_tasks`: a fresh copy of the entries plays it."""
+    """One table as a task of :func:`agents.tasks.run_tasks`: a fresh copy of the entries plays it."""
     try:
         entries = pickle.loads(packed)
     except (AttributeError, ImportError) as err:
@@ -697,12 +697,12 @@ def tournament(
     count, ``"match"`` or ``"round"`` (see the module docstring); the play is the same.
     ``seating`` is ``"auto"``, ``"permutations"``, ``"balanced"`` or ``"cyclic"`` (see the
     module docstring). ``progress(n_done)`` counts matches over all tables (``deals * tables``).
-    Each table is one task of :func:`agents.processes.run_tasks` on ``backend``: with the
+    Each table is one task of :func:`agents.tasks.run_tasks` on ``backend``: with the
     local backend and ``workers > 1`` (and at least :data:`PARALLEL_MIN_MATCHES` matches) the
     tables run in that many spawned worker processes, on ``Backend("ray")`` as Ray tasks
     (``workers`` CPUs if it starts a local Ray instance); the workers must be able to import the
     objects' classes, and the numbers are the same on every backend. A table that fails
-    every retry raises :class:`agents.processes.TaskError`. Entries are checked
+    every retry raises :class:`agents.tasks.TaskError`. Entries are checked
     (``agents.registry.AgentSpecError`` for a bad spec) before anything is played.
     """
     p = rules.players

@@ -3,7 +3,7 @@
 ``atlas(variants, players, hand_sizes, budget, seed, out)`` builds the grid (:func:`grid`:
 presets x player counts x hand sizes; the combinations whose cards do not fit the deck
 are left out, with the reason), runs each cell as one task of
-:func:`agents.processes.run_tasks` (:func:`skill.variant.run_variant` on that cell's rules:
+:func:`agents.tasks.run_tasks` (:func:`skill.variant.run_variant` on that cell's rules:
 the same code, seed and numbers as a one-cell ``agurk skill-report``), then writes into ``out``:
 
 - ``atlas.json``: ``{"format", "seed", "budget", "policy", ..., "left_out", "cells"}``, the
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.processes import LOCAL, Backend
+from agents.tasks import LOCAL, Backend
 from agurk_env.rules import Rules, RulesError
 from skill.budget import BUDGETS, Budget, quickstart_settings
 from skill.report import (

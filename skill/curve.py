@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.processes import LOCAL, Backend
+from agents.tasks import LOCAL, Backend
 from agents.tournament import tournament
 from agurk_env.rules import Rules
 from training.config import load_config

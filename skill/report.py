@@ -1,7 +1,7 @@
 """``agurk skill-report``: run every variant (in parallel worker processes) and write the report files.
 
 ``skill_report(variants, players, budget, seed, out)`` runs :func:`skill.variant.run_variant`
-for each preset, each variant one task of :func:`agents.processes.run_tasks` (one worker
+for each preset, each variant one task of :func:`agents.tasks.run_tasks` (one worker
 process per variant at a time, or Ray tasks with ``backend=Backend("ray")``), with one
 progress bar over the whole run, then writes into ``out``:
 
@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.processes import LOCAL, Backend, TaskProgress, run_tasks
+from agents.tasks import LOCAL, Backend, TaskProgress, run_tasks
 from skill.budget import BUDGETS, FIELD, Budget, ladder, quickstart_settings
 from skill.variant import EFFECT_KEYS, VariantJob, run_variant, work
 
@@ -82,7 +82,7 @@ def _stage_names(job: VariantJob) -> list[str]:
 
 
 def _variant_task(progress: TaskProgress, job: VariantJob) -> dict[str, Any]:
-    """One variant as a task of :func:`agents.processes.run_tasks`."""
+    """One variant as a task of :func:`agents.tasks.run_tasks`."""
     names = _stage_names(job)
     return run_variant(job, lambda units, name: progress(units, names.index(name)))
 
@@ -208,7 +208,7 @@ def skill_report(
     says whether each variant trains a PPO agent or plays its preset's shipped policy).
     ``workers`` defaults to one per variant, at most one per CPU core. ``command`` is quoted
     in ``report.md`` (the CLI passes the command line that reproduces the run). The variants
-    run on ``backend`` (see :func:`agents.processes.run_tasks`); the report is the same on
+    run on ``backend`` (see :func:`agents.tasks.run_tasks`); the report is the same on
     each. ``hand_size`` deals that many cards in every variant (``None``: each preset's own).
     """
     from skill.plots import plot_ladder, plot_rs

@@ -2,7 +2,7 @@
 
 A sweep config (YAML, :class:`SweepConfig`) names a grid: presets x player counts x hand
 sizes x seeds x overrides. Each grid point (:class:`Point`) is one task of
-:func:`agents.processes.run_tasks`, on any backend: with ``train.steps > 0`` it first trains
+:func:`agents.tasks.run_tasks`, on any backend: with ``train.steps > 0`` it first trains
 a PPO agent for the point's game (``training.run.train_to_file``, seeded by the point's
 seed), then plays each of ``agents`` (and the trained one, as ``ppo``) as the focal entry
 against ``opponent`` in every other seat: a duplicate-deal tournament of ``deals`` deals of
@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.processes import LOCAL, Backend, TaskError, TaskProgress, run_tasks
 from agents.registry import STRONGEST_HEURISTIC, AgentSpecError, make_agent
+from agents.tasks import LOCAL, Backend, TaskError, TaskProgress, run_tasks
 from agents.tournament import Unit, tournament
 from agurk_env.rules import OPTION_NAMES, PRESETS, Rules, RulesError
 from skill.budget import TRAIN_COST, match_cost, quickstart_settings
@@ -406,7 +406,7 @@ def run_sweep(
 
     The tasks run on ``backend`` (``workers`` local processes, or the CPUs of a local Ray
     instance); each finished task is stored at once. A task that fails every retry raises
-    :class:`agents.processes.TaskError` after every other task has run and been stored.
+    :class:`agents.tasks.TaskError` after every other task has run and been stored.
     """
     out = Path(out)
     config = dataclasses.asdict(cfg)

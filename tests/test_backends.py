@@ -17,7 +17,7 @@ from tiny_config import TINY as TINY_TRAINING
 
 import agents
 from agents import tournament as T
-from agents.processes import Backend, BackendError, TaskError, run_tasks
+from agents.tasks import Backend, BackendError, TaskError, run_tasks
 from agurk.cli import main
 from agurk_env.rules import Rules
 
@@ -94,8 +94,8 @@ def test_the_local_backend_never_imports_ray() -> None:
 
 def test_without_ray_the_ray_backend_is_one_line(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails
-    monkeypatch.delitem(sys.modules, "agents.ray_backend", raising=False)
-    monkeypatch.delattr(agents, "ray_backend", raising=False)
+    monkeypatch.delitem(sys.modules, "agents.tasks.ray_executor", raising=False)
+    monkeypatch.delattr(agents.tasks, "ray_executor", raising=False)
     with pytest.raises(BackendError, match=r'needs ray, from the ray extra: run pip install -e "\.\[ray\]"'):
         run_tasks(always_fails, [(1,)], backend=RAY)
 

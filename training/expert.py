@@ -2,7 +2,7 @@
 
 A **generation** plays self-play games of the current network on the batched engine (one
 batch of ``expert.games`` fresh matches per player count, every seat the same network), in
-``expert.shards`` tasks on the task runner (:func:`agents.processes.run_tasks`: this process,
+``expert.shards`` tasks on the task runner (:func:`agents.tasks.run_tasks`: this process,
 ``expert.workers`` local worker processes, or Ray with ``expert.backend: ray``); each shard
 is seeded by the run's seed, the generation and the shard, so the data are the same on every
 backend and for any number of workers. At every
@@ -34,7 +34,7 @@ import torch
 
 from agents.guided import improve
 from agents.policy import PolicyNet, load_checkpoint, masked_log_softmax, net_from_checkpoint, pad_legal
-from agents.processes import Backend, run_tasks
+from agents.tasks import Backend, run_tasks
 from agurk_env import engine, observation
 from agurk_env.agent import Decision
 from agurk_env.rules import Rules
@@ -166,7 +166,7 @@ class Generations:
 def generation_task(
     progress: Any, config: dict[str, Any], weights: dict[str, torch.Tensor], seed: list[int], decisions: int
 ) -> tuple[Data, dict[str, float]]:
-    """One shard of a generation (a task of :func:`agents.processes.run_tasks`): fresh self-play games of ``seed``."""
+    """One shard of a generation (a task of :func:`agents.tasks.run_tasks`): fresh self-play games of ``seed``."""
     cfg = config_from_dict(config)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)

@@ -1,6 +1,6 @@
-"""The ray backend of :func:`agents.processes.run_tasks`: each task one Ray task, progress through a small actor.
+"""The ray backend of :func:`agents.tasks.run_tasks`: each task one Ray task, progress through a small actor.
 
-The only module that imports ray, and :mod:`agents.processes` imports it only for
+The only module that imports ray, and :mod:`agents.tasks.runner` imports it only for
 ``Backend("ray")``. Ray's own task retries are off (``max_retries=0``): ``run_tasks`` retries
 failed and lost tasks alike, as on the local backend.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import ray
 
-from agents.processes import BackendError, one_line
+from agents.tasks.backend import BackendError, one_line
 
 SEND_EVERY = 0.5
 """Seconds between two progress messages of one task (the last value comes back with the result)."""

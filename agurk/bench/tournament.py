@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from agents.processes import Backend
+from agents.tasks import Backend
 from agents.tournament import tournament
 from agurk_env.rules import Rules
 
@@ -29,7 +29,7 @@ def bench_tournament(
     """Seconds of a ``matches``-match tournament of ``agents`` (one per seat, standard rules) on each backend."""
     import ray
 
-    from agents.ray_backend import connect
+    from agents.tasks.ray_executor import connect
 
     rules = Rules.preset("standard", players=len(agents))
     deals = max(1, matches // rules.players)

@@ -85,8 +85,8 @@ def add_rules_options(p: argparse.ArgumentParser, positional: bool = False) -> N
 
 
 def add_backend_options(p: argparse.ArgumentParser) -> None:
-    """Add ``--backend local|ray`` and ``--ray-address ADDRESS`` (see :mod:`agents.processes`)."""
-    from agents.processes import BACKENDS
+    """Add ``--backend local|ray`` and ``--ray-address ADDRESS`` (see :mod:`agents.tasks`)."""
+    from agents.tasks import BACKENDS
 
     p.add_argument(
         "--backend",
@@ -105,8 +105,8 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
 
 
 def backend_of(args: argparse.Namespace) -> Any:
-    """The :class:`agents.processes.Backend` of ``--backend`` and ``--ray-address``."""
-    from agents.processes import Backend
+    """The :class:`agents.tasks.Backend` of ``--backend`` and ``--ray-address``."""
+    from agents.tasks import Backend
 
     if args.ray_address is not None and args.backend != "ray":
         raise CliError("--ray-address needs --backend ray")
@@ -116,7 +116,7 @@ def backend_of(args: argparse.Namespace) -> Any:
 @contextlib.contextmanager
 def task_errors() -> Iterator[None]:
     """Report a task that failed every retry, or a backend that cannot be used, as a one-line error."""
-    from agents.processes import BackendError, TaskError
+    from agents.tasks import BackendError, TaskError
 
     try:
         yield

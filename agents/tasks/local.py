@@ -1,0 +1,132 @@
+"""The local backend's executors: tasks in this process, or in spawned worker processes (never imports ray)."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from agents.tasks.backend import OnProgress
+
+SPAWN = multiprocessing.get_context("spawn")
+"""The start method of every local worker (no forked copies of torch or NumPy thread pools)."""
+
+
+class Here:
+    """Tasks run in this process, each as it is submitted; progress reaches ``on_progress`` at once."""
+
+    window = 1
+
+    def __init__(self, fn: Callable[..., Any], jobs: Sequence[tuple[Any, ...]], on_progress: OnProgress | None):
+        self.fn, self.jobs, self.on_progress = fn, jobs, on_progress
+        self.units, self.stages = [0.0] * len(jobs), [0] * len(jobs)
+
+    def submit(self, index: int) -> Future:
+        """Start task ``index``; return a handle."""
+
+        def progress(units: float, stage: int = 0) -> None:
+            self.units[index], self.stages[index] = units, stage
+            if self.on_progress is not None:
+                self.on_progress(list(self.units), list(self.stages))
+
+        self.units[index], self.stages[index] = 0.0, 0
+        done: Future = Future()
+        try:
+            done.set_result(self.fn(progress, *self.jobs[index]))
+        except Exception as e:
+            done.set_exception(e)
+        return done
+
+    def wait(self, handles: set[Any], timeout: float) -> set[Any]:
+        """Every handle (each task is done when submitted)."""
+        return set(handles)
+
+    def result(self, handle: Future) -> Any:
+        """The task's result, or raise its error."""
+        return handle.result()
+
+    def failed(self, handle: Any, error: Exception) -> None:
+        """Nothing to repair."""
+        return None
+
+    def progress(self) -> tuple[list[float], list[int]]:
+        """Every task's latest ``progress(units, stage)``."""
+        return list(self.units), list(self.stages)
+
+    def close(self, cancel: bool) -> None:
+        """Nothing to release."""
+        return None
+
+
+_SHARED: Any = None  # in a local worker process: (units, stages) of every task, in shared memory
+
+
+def _init_pool(units: Any, stages: Any, initializer: Callable[[], None] | None) -> None:
+    global _SHARED
+    _SHARED = (units, stages)
+    if initializer is not None:
+        initializer()
+
+
+def _pool_task(fn: Callable[..., Any], index: int, job: tuple[Any, ...]) -> Any:
+    units, stages = _SHARED
+
+    def progress(done: float, stage: int = 0) -> None:
+        units[index], stages[index] = done, stage
+
+    return fn(progress, *job)
+
+
+class Pool:
+    """Tasks in ``workers`` spawned processes, one per worker at a time; a broken pool is replaced."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        jobs: Sequence[tuple[Any, ...]],
+        workers: int,
+        initializer: Callable[[], None] | None,
+    ) -> None:
+        self.fn, self.jobs, self.window, self.initializer = fn, jobs, workers, initializer
+        self.units = SPAWN.Array("d", len(jobs), lock=False)
+        self.stages = SPAWN.Array("i", len(jobs), lock=False)
+        self.pool = self._new_pool()
+        self.pool_of: dict[Future, ProcessPoolExecutor] = {}
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            self.window, mp_context=SPAWN, initializer=_init_pool, initargs=(self.units, self.stages, self.initializer)
+        )
+
+    def submit(self, index: int) -> Future:
+        """Start task ``index``; return a handle."""
+        self.units[index], self.stages[index] = 0.0, 0
+        future = self.pool.submit(_pool_task, self.fn, index, self.jobs[index])
+        self.pool_of[future] = self.pool
+        return future
+
+    def wait(self, handles: set[Any], timeout: float) -> set[Any]:
+        """The handles among ``handles`` that are done, waiting up to ``timeout`` seconds for one."""
+        return wait(handles, timeout=timeout, return_when=FIRST_COMPLETED).done
+
+    def result(self, handle: Future) -> Any:
+        """The task's result, or raise its error."""
+        value = handle.result()
+        del self.pool_of[handle]
+        return value
+
+    def failed(self, handle: Future, error: Exception) -> None:
+        """Replace the pool when a worker was lost."""
+        if isinstance(error, BrokenProcessPool) and self.pool_of.pop(handle) is self.pool:  # a worker was lost
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = self._new_pool()
+
+    def progress(self) -> tuple[list[float], list[int]]:
+        """Every task's latest ``progress(units, stage)``."""
+        return list(self.units), list(self.stages)
+
+    def close(self, cancel: bool) -> None:
+        """Shut the pool down; with ``cancel`` drop the queued tasks."""
+        self.pool.shutdown(wait=True, cancel_futures=cancel)
