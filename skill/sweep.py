@@ -21,11 +21,6 @@ The output folder ``OUT``::
 Run again with the same config and ``OUT``, an interrupted or failed sweep resumes: the
 tasks with a ``tasks/KEY.json`` are read back, only the others run. A folder that holds
 anything else (another sweep's config too) is refused unless ``force`` moves it aside.
-
-Test hook: the environment variable ``AGURK_SWEEP_FAULT=KEY:N`` (:data:`FAULT_ENV`) makes
-the task ``KEY`` raise :class:`InjectedFault` on its first ``N`` attempts (default 1; the
-attempts are counted in ``OUT/faults/KEY``, so they add up over restarts), in whichever
-worker runs it; the tests use it to check retries and resuming.
 """
 
 from __future__ import annotations
@@ -34,7 +29,6 @@ import csv
 import dataclasses
 import io
 import json
-import os
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -53,8 +47,6 @@ from training.run import RunFolderError, claim_out, train_to_file
 FORMAT = "agurk-sweep"
 """The ``format`` of ``sweep.json`` and ``results.json``."""
 SWEEP_FILE, TASKS, CHECKPOINTS = "sweep.json", "tasks", "checkpoints"
-FAULT_ENV = "AGURK_SWEEP_FAULT"
-"""The test hook: ``KEY:N`` makes task ``KEY`` fail its first ``N`` attempts (see the module docstring)."""
 GRID_KEYS = ("preset", "rules", "players", "seed", "total_steps", "time_limit")
 """Training config keys every grid point sets itself (not allowed in ``train.settings`` or ``overrides``)."""
 TRAINED = "ppo"
@@ -111,10 +103,6 @@ class SweepConfig:
     """What the win rate and rating score: whole matches or single rounds (``agurk evaluate --unit``)."""
     train: TrainSettings = field(default_factory=TrainSettings)
     """The optional PPO agent of each grid point."""
-
-
-class InjectedFault(RuntimeError):
-    """The failure :data:`FAULT_ENV` asks for (a test hook)."""
 
 
 @dataclass(frozen=True)
@@ -256,28 +244,12 @@ def train_config(cfg: SweepConfig, point: Point) -> Config:
 # ----------------------------------------------------------------------------- the task
 
 
-def _inject_fault(key: str, fault: tuple[int, str] | None) -> None:
-    """Raise :class:`InjectedFault` while fewer than ``fault[0]`` attempts are counted in the file ``fault[1]``."""
-    if fault is None:
-        return
-    times, counter = fault
-    path = Path(counter)
-    failed = int(path.read_text()) if path.is_file() else 0
-    if failed < times:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(str(failed + 1))
-        raise InjectedFault(f"fault {failed + 1} of {times} injected into {key} by {FAULT_ENV}")
-
-
-def run_point(
-    progress: TaskProgress, point: Point, cfg: SweepConfig, train: Config | None, fault: tuple[int, str] | None
-) -> dict[str, Any]:
+def run_point(progress: TaskProgress, point: Point, cfg: SweepConfig, train: Config | None) -> dict[str, Any]:
     """One grid point (a task): train its agent if asked, play every agent against the opponent; its rows.
 
     Returns ``{"key", "rows", "checkpoint"}``, ``checkpoint`` the trained agent's bytes (or
     None), so that nothing is written on the worker: the caller stores the result.
     """
-    _inject_fault(point.key, fault)
     rules = point.rules
     matches = cfg.deals * rules.players
     specs = list(cfg.agents)
@@ -383,17 +355,6 @@ def _read_task(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and isinstance(data.get("rows"), list) else None
 
 
-def _fault(points: Sequence[Point], out: Path) -> tuple[str, tuple[int, str]] | None:
-    """The task and ``(times, counter file)`` of :data:`FAULT_ENV`, if it is set."""
-    text = os.environ.get(FAULT_ENV, "").strip()
-    if not text:
-        return None
-    key, _, times = text.partition(":")
-    if key not in {p.key for p in points} or not (times or "1").isdigit():
-        raise ConfigError(f"{FAULT_ENV}={text!r}: need KEY[:N] with KEY one of this sweep's tasks")
-    return key, (int(times or "1"), str(out / "faults" / key))
-
-
 def run_sweep(
     cfg: SweepConfig,
     out: str | Path,
@@ -412,7 +373,6 @@ def run_sweep(
     config = dataclasses.asdict(cfg)
     moved = claim_sweep(out, config, force)
     points = grid(cfg)
-    fault = _fault(points, out)
     stored: dict[str, dict[str, Any]] = {}
     for point in points:
         data = _read_task(out / TASKS / f"{point.key}.json")
@@ -440,10 +400,7 @@ def run_sweep(
 
     if monitor is not None:
         monitor(len(stored), total, float(len(stored)), None)
-    jobs = [
-        (p, cfg, train_config(cfg, p) if cfg.train.steps else None, fault[1] if fault and fault[0] == p.key else None)
-        for p in todo
-    ]
+    jobs = [(p, cfg, train_config(cfg, p) if cfg.train.steps else None) for p in todo]
     try:
         run_tasks(
             run_point,

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import faults
 import numpy as np
 import pytest
 import yaml
@@ -28,7 +29,8 @@ RAY = Backend("ray")
 def ray_instance():
     """One local Ray instance with 2 CPUs for the whole module (it takes seconds to start)."""
     ray = pytest.importorskip("ray")
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray's workers cannot import this module
+    for module in (sys.modules[__name__], faults):  # Ray's workers cannot import the test modules
+        ray.cloudpickle.register_pickle_by_value(module)
     ray.init(num_cpus=2, logging_level=logging.WARNING)
     yield ray
     ray.shutdown()
@@ -165,9 +167,10 @@ def test_a_sweep_on_ray_with_a_failing_task_gives_the_same_table(ray_instance, t
     config.write_text(yaml.safe_dump(sweep))
     local, on_ray = tmp_path / "local", tmp_path / "ray"
     assert main(["sweep", str(config), "--out", str(local), "--workers", "1", "-q"]) == 0
-    monkeypatch.setenv("AGURK_SWEEP_FAULT", "standard-3p-7c-s1-o0")  # fails once, in a Ray worker
+    counter = tmp_path / "faults"
+    faults.fail_task(monkeypatch, "standard-3p-7c-s1-o0", counter)  # fails once, in a Ray worker
     assert main(["sweep", str(config), "--out", str(on_ray), "--backend", "ray", "--workers", "2", "-q"]) == 0
-    assert (on_ray / "faults" / "standard-3p-7c-s1-o0").read_text() == "1"
+    assert counter.read_text() == "1"
     for name in ("results.json", "results.csv", "results.png"):
         assert (on_ray / name).read_bytes() == (local / name).read_bytes(), name
     rows = json.loads((local / "results.json").read_text())["rows"]

@@ -16,8 +16,10 @@ import yaml
 pytest.importorskip("torch")
 pytest.importorskip("matplotlib")
 
+from faults import fail_task
+
 from agurk.cli import main
-from skill.sweep import FAULT_ENV, grid, load_sweep, run_sweep, sweep_from_dict
+from skill.sweep import grid, load_sweep, run_sweep, sweep_from_dict
 from training.config import packaged_config
 from training.run import RunFolderError
 
@@ -85,10 +87,11 @@ def test_the_shipped_config() -> None:
 
 
 def test_a_task_that_fails_once_is_retried(tmp_path: Path, baseline: dict[str, bytes], monkeypatch) -> None:
-    monkeypatch.setenv(FAULT_ENV, "standard-4p-7c-s0-o0")
+    counter = tmp_path / "faults"
+    fail_task(monkeypatch, "standard-4p-7c-s0-o0", counter)
     out = tmp_path / "sweep"
     result = run_sweep(sweep_from_dict(TINY), out)
-    assert (out / "faults" / "standard-4p-7c-s0-o0").read_text() == "1"  # it did fail once
+    assert counter.read_text() == "1"  # it did fail once
     assert len(result.ran) == 4 and _tables(out) == baseline
 
 
@@ -97,8 +100,9 @@ def test_a_failed_sweep_resumes_running_only_the_missing_task(
 ) -> None:
     config = _write(tmp_path / "sweep.yaml", TINY)
     out = tmp_path / "sweep"
-    monkeypatch.setenv(FAULT_ENV, "standard-3p-7c-s1-o0:3")  # fails all 3 attempts
-    assert main(["sweep", str(config), "--out", str(out), "--workers", "1"]) == 2
+    with monkeypatch.context() as faulty:
+        fail_task(faulty, "standard-3p-7c-s1-o0", tmp_path / "faults", times=3)  # fails all 3 attempts
+        assert main(["sweep", str(config), "--out", str(out), "--workers", "1"]) == 2
     err = capsys.readouterr().err
     last = err.splitlines()[-1]
     assert last.startswith("agurk: error: sweep task standard-3p-7c-s1-o0 failed 3 times; the last time: ")
@@ -108,7 +112,6 @@ def test_a_failed_sweep_resumes_running_only_the_missing_task(
     before = _stamps(out)
     assert sorted(before) == [f"standard-{p}p-7c-s{s}-o0.json" for p, s in ((3, 0), (4, 0), (4, 1))]
     assert not (out / "results.json").exists()
-    monkeypatch.delenv(FAULT_ENV)
     assert main(["sweep", str(config), "--out", str(out), "--workers", "1"]) == 0
     captured = capsys.readouterr()
     assert "4 tasks (3 resumed, 1 run), 8 rows" in captured.out
