@@ -7,8 +7,8 @@ and restart inside it (auto-reset), so the ``VecEnv`` never waits on a Python lo
 games.
 
 * :func:`single_agent_env` returns :class:`AgurkEnv`, a ``gymnasium.Env`` (one game).
-* :func:`sb3_vec_env` returns an ``AgurkVecEnv``, an SB3 ``VecEnv`` of ``n_envs`` games
-  (stable-baselines3 is imported only then).
+* :func:`sb3_vec_env` returns an :class:`agurk_env.vec_env.AgurkVecEnv`, an SB3 ``VecEnv``
+  of ``n_envs`` games (stable-baselines3 is imported only then).
 
 Both have ``action_masks()``, so ``sb3_contrib.MaskablePPO`` trains on them directly.
 
@@ -20,12 +20,15 @@ each round and goes on with the next round of the match (a new match once the ma
 over or the learner is out); ``episode="match"`` gives the placement reward when the
 learner leaves the match or it ends.
 
-Opponents (:data:`Opponents`): ``None`` (uniform random play, the default), one
+Opponents (:data:`Opponents`): ``None`` (uniform random play, the default), agent specs
+(``"guard"`` for every other seat, or ``"guard,pimc,random"``, one per seat after the
+learner's, clockwise; built through :mod:`agurk_env.specs` by the agent package that
+registered them, as ``agents.opponents(specs, players)`` does), one
 :class:`~agurk_env.agent.Agent` for every other seat, ``players - 1`` agents for the seats
-after the learner's, clockwise, or a factory ``seed -> agent(s)`` called at every seeded
-reset, so that the opponents' randomness follows the seed (``agents.opponents("pimc,guard,
-random", players)`` builds one from agent specs). ``seat`` fixes the learner's seat;
-``None`` draws it at random for each match.
+after the learner's, or a factory ``seed -> agent(s)`` called at every seeded reset, so
+that the opponents' randomness follows the seed (specs are such a factory: the agent of the
+``r``-th seat after the learner draws from ``default_rng([seed, r])``). ``seat`` fixes the
+learner's seat; ``None`` draws it at random for each match.
 
 Seeds: ``reset(seed=S)`` deals games ``0..n-1`` matches ``0..n-1`` of seed ``S`` (game
 ``i`` of a ``VecEnv`` plays match ``i``; later matches take the next unused numbers, as
@@ -39,7 +42,6 @@ step; ``illegal="raise"`` raises ``ValueError`` like the AEC environment.
 
 from __future__ import annotations
 
-import functools
 import secrets
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Literal, get_args
@@ -47,7 +49,7 @@ from typing import Any, ClassVar, Literal, get_args
 import gymnasium
 import numpy as np
 
-from agurk_env import engine, observation
+from agurk_env import engine, observation, specs
 from agurk_env.agent import Agent, RandomAgent, dispatch
 from agurk_env.render import RENDER_MODES, illegal_message, render_text
 from agurk_env.rewards import EPISODES, Episode, placement_rewards, round_rewards
@@ -58,7 +60,7 @@ Illegal = Literal["lowest", "raise"]
 ILLEGAL: tuple[str, ...] = get_args(Illegal)
 """What an illegal learner action does: play the first legal card instead, or raise."""
 
-Opponents = Agent | Sequence[Agent] | Callable[[int], Agent | Sequence[Agent]] | None
+Opponents = str | Agent | Sequence[Agent] | Callable[[int], Agent | Sequence[Agent]] | None
 """Who plays the other seats: see the module docstring."""
 
 _FIRST = engine.KTH_MEMBER[:, 0].astype(np.int64)  # card set -> its first card in action order
@@ -107,6 +109,8 @@ class LearnerGames:
         self.fixed_seat = seat
         if opponents is None:
             opponents = _random_opponents
+        elif isinstance(opponents, str):
+            opponents = specs.opponents(opponents, p)
         self._factory = opponents if callable(opponents) and not isinstance(opponents, Agent) else None
         self.opponents: list[Agent] = [] if self._factory else _seat_agents(opponents, p - 1)
         self._actions = rules.num_actions
@@ -321,7 +325,8 @@ def single_agent_env(
 
     Args:
         rules: A preset name or a :class:`Rules`.
-        opponents: ``None`` (random play), an agent, ``players - 1`` agents, or a factory ``seed -> agents``.
+        opponents: ``None`` (random play), agent specs (``"guard,pimc,random"``), an agent, ``players - 1``
+            agents, or a factory ``seed -> agents``.
         seat: The learner's seat; ``None`` draws one per match.
         **options: ``episode``, ``render_mode``, ``illegal``, and rule options (``players=5``, ...).
     """
@@ -331,144 +336,20 @@ def single_agent_env(
 # ----------------------------------------------------------------------------- stable-baselines3
 
 
-class _VecEnvMethods:
-    """The body of ``AgurkVecEnv``; the class itself is built on first use, when SB3 is imported."""
-
-    def __init__(
-        self,
-        n_envs: int,
-        rules: str | Rules = "standard",
-        opponents: Opponents = None,
-        seat: int | None = None,
-        episode: Episode = "round",
-        render_mode: str | None = None,
-        illegal: Illegal = "lowest",
-        **options: Any,
-    ) -> None:
-        check_choice("render_mode", render_mode, [None, *RENDER_MODES])
-        self.rules = make_rules(rules, **options)
-        self.games = LearnerGames(self.rules, n_envs, opponents, seat, episode, illegal)
-        self.render_mode = render_mode
-        self._actions: np.ndarray | None = None
-        super().__init__(n_envs, observation_box(self.rules), gymnasium.spaces.Discrete(self.rules.num_actions))
-
-    def reset(self) -> np.ndarray:
-        """Start new matches in every game (seed from :meth:`seed` if set) and return the observations."""
-        seed = self._seeds[0]
-        if seed is None and self.games.state is None:
-            seed = secrets.randbits(63)
-        self.games.reset(seed)
-        self._reset_seeds()
-        self._reset_options()
-        self.reset_infos = [{} for _ in range(self.num_envs)]
-        return self.games.observe()
-
-    def step_async(self, actions: np.ndarray) -> None:
-        """Store the learners' actions for :meth:`step_wait`."""
-        self._actions = np.asarray(actions)
-
-    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
-        """Play the stored actions; finished games restart (``terminal_observation`` in their info)."""
-        if self._actions is None:
-            raise RuntimeError("step_async() must come before step_wait()")
-        rewards, dones, illegal, terminal = self.games.step(self._actions)
-        self._actions = None
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        for g, last in terminal.items():
-            infos[g]["terminal_observation"] = last
-            infos[g]["TimeLimit.truncated"] = False
-        if illegal.any():
-            for g in np.flatnonzero(illegal).tolist():
-                infos[g]["illegal"] = True
-        return self.games.observe(), rewards, dones, infos
-
-    def action_masks(self) -> np.ndarray:
-        """``(n_envs, A)`` bool legal masks of the learners."""
-        return self.games.action_masks()
-
-    def close(self) -> None:
-        """Nothing to release."""
-
-    def seed(self, seed: int | None = None) -> list[int | None]:
-        """Use ``seed`` for the next reset: game ``i`` plays match ``i`` of that one seed."""
-        if seed is None:
-            seed = secrets.randbits(63)
-        self._seeds = [int(seed)] * self.num_envs
-        return list(self._seeds)
-
-    def _indices(self, indices: Any) -> list[int]:
-        """The game indices an SB3 ``indices`` argument names."""
-        if indices is None:
-            return list(range(self.num_envs))
-        if isinstance(indices, int | np.integer):
-            return [int(indices)]
-        return [int(i) for i in indices]
-
-    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-        """The attribute of this (shared) environment, once per game named."""
-        value = getattr(self, attr_name)
-        return [value] * len(self._indices(indices))
-
-    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-        """Set an attribute on this (shared) environment."""
-        setattr(self, attr_name, value)
-
-    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
-        """``action_masks``: each game's mask; ``render``: each game's text; other methods: called once per game."""
-        idx = self._indices(indices)
-        if method_name == "action_masks":
-            return list(self.action_masks()[idx])
-        if method_name == "render":
-            return [self.games.render(g) for g in idx]
-        method = getattr(self, method_name)
-        return [method(*method_args, **method_kwargs) for _ in idx]
-
-    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
-        """No game is wrapped."""
-        return [False] * len(self._indices(indices))
-
-    def get_images(self) -> list[None]:
-        """No images: render as text."""
-        return [None] * self.num_envs
-
-    def render(self, mode: str | None = None) -> str | None:
-        """Game 0 as text (``"ansi"``) or printed (``"human"``)."""
-        mode = mode or self.render_mode
-        if mode is None or self.games.state is None:
-            return None
-        text = self.games.render(0)
-        if mode == "ansi":
-            return text
-        print(text)
-        return None
-
-
-@functools.cache
-def _vec_env_class() -> type:
-    """``AgurkVecEnv``: :class:`_VecEnvMethods` on stable-baselines3's ``VecEnv`` (imports SB3)."""
-    try:
-        from stable_baselines3.common.vec_env import VecEnv
-    except ImportError as e:  # pragma: no cover - depends on the install
-        raise ImportError('sb3_vec_env needs stable-baselines3: pip install -e ".[rl]" from the checkout') from e
-    cls = type("AgurkVecEnv", (_VecEnvMethods, VecEnv), {"__module__": __name__})
-    cls.__doc__ = "An SB3 ``VecEnv`` of ``n_envs`` Agurk games on one batched engine state (see :func:`sb3_vec_env`)."
-    return cls
-
-
-def __getattr__(name: str) -> Any:
-    """``AgurkVecEnv`` is built on first access (it imports stable-baselines3)."""
-    if name == "AgurkVecEnv":
-        return _vec_env_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def sb3_vec_env(n_envs: int, rules: str | Rules = "standard", opponents: Opponents = None, **options: Any) -> Any:
     """A stable-baselines3 ``VecEnv`` of ``n_envs`` games on the batched engine, with ``action_masks()``.
+
+    It is :class:`agurk_env.vec_env.AgurkVecEnv` (that module imports stable-baselines3).
 
     Args:
         n_envs: Games in the batch (one learner each).
         rules: A preset name or a :class:`Rules`.
-        opponents: ``None`` (random play), an agent, ``players - 1`` agents, or a factory ``seed -> agents``.
+        opponents: ``None`` (random play), agent specs (``"guard,pimc,random"``), an agent, ``players - 1``
+            agents, or a factory ``seed -> agents``.
         **options: ``seat``, ``episode``, ``render_mode``, ``illegal``, and rule options.
     """
-    return _vec_env_class()(n_envs, rules, opponents, **options)
+    try:
+        from agurk_env.vec_env import AgurkVecEnv
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise ImportError('sb3_vec_env needs stable-baselines3: pip install -e ".[rl]" from the checkout') from e
+    return AgurkVecEnv(n_envs, rules, opponents, **options)
