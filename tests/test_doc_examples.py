@@ -1,4 +1,4 @@
-"""The environment examples of the README run exactly as written."""
+"""The environment examples of the docs run exactly as written; the README's copies and test command match."""
 
 from __future__ import annotations
 
@@ -7,20 +7,45 @@ from pathlib import Path
 
 import pytest
 
-DOC = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "environments.md"
+README = ROOT / "README.md"
 
 
-def _python_blocks() -> list[str]:
-    return re.findall(r"^```python\n(.*?)^```", DOC.read_text(), flags=re.S | re.M)
+def _python_blocks(path: Path) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", path.read_text(), flags=re.S | re.M)
+
+
+def _bash_lines(path: Path) -> list[str]:
+    blocks = re.findall(r"^```bash\n(.*?)^```", path.read_text(), flags=re.S | re.M)
+    return [line for block in blocks for line in block.splitlines()]
 
 
 def test_the_doc_has_its_examples_of_at_most_ten_lines() -> None:
-    blocks = _python_blocks()
+    blocks = _python_blocks(DOC)
     assert len(blocks) == 3
     assert "agent_iter" in blocks[0] and "MaskablePPO" in blocks[1] and "AgurkRewardWrapper" in blocks[2]
     for block in blocks:
         code = [line for line in block.splitlines() if line.strip() and not line.startswith(("import", "from"))]
         assert len(code) <= 10
+
+
+def test_the_readme_examples_are_the_docs_examples() -> None:
+    readme = _python_blocks(README)
+    assert readme, "the README shows an environment example"
+    assert all(block in _python_blocks(DOC) for block in readme)
+
+
+def test_the_readme_test_command_is_what_ci_runs() -> None:
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    command = ci[ci.index("# The README's test command, verbatim:") + 1]
+    assert "mkdocs build --strict" in command
+    assert command in _bash_lines(README)
+    assert command in _bash_lines(ROOT / "docs" / "getting-started.md")
+
+
+def test_the_readme_is_a_front_door() -> None:
+    assert len(README.read_text().splitlines()) <= 300
 
 
 @pytest.mark.parametrize("index", [0, 1, 2], ids=["pettingzoo_loop", "maskable_ppo", "reward_wrapper"])
@@ -29,7 +54,7 @@ def test_example_runs(index: int, capsys: pytest.CaptureFixture[str]) -> None:
         import torch
 
         torch.set_num_threads(1)
-    exec(compile(_python_blocks()[index], f"{DOC}:block{index}", "exec"), {"__name__": "__doc_example__"})
+    exec(compile(_python_blocks(DOC)[index], f"{DOC}:block{index}", "exec"), {"__name__": "__doc_example__"})
     if index == 0:
         out = capsys.readouterr().out
         assert "round over" in out and "last trick" in out

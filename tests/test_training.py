@@ -287,7 +287,7 @@ def test_checkpoint_plays_in_simulate_the_aec_env_and_sb3_vec_env(tiny_run: Path
         obs, _, termination, truncation, _ = env.last()
         action = None
         if not (termination or truncation):
-            action = agent.act_obs(obs["observation"], obs["action_mask"])  # unbatched, as the README shows
+            action = agent.act_obs(obs["observation"], obs["action_mask"])  # unbatched, as docs/agents.md shows
             assert isinstance(action, int) and obs["action_mask"][action]
             assert action == int(agent.act_obs(obs["observation"][None], obs["action_mask"][None].astype(bool))[0])
             plays += 1
