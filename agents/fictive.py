@@ -46,13 +46,15 @@ tournament's seatings do, through ``agents.registry.introduce``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import fields
 from typing import Literal, get_args
 
 import numpy as np
 
-from agents.heuristics import Heuristic
-from agurk_env import engine
+from agents.heuristics import STRATEGIES, Heuristic, Table, table_of
+from agurk_env import engine, rules_kernel
 from agurk_env.agent import Agent, Decision
 from agurk_env.rules import Rules
 
@@ -181,6 +183,71 @@ class Tree:
         return edge_node[first], edge_card[first], edge_value[first], (key[line], edge_card[best[line]])
 
 
+def guard_rows(
+    rule: np.ndarray,
+    cur: np.ndarray,
+    trick_no: np.ndarray,
+    npos: np.ndarray,
+    top: np.ndarray,
+    locked: np.ndarray,
+    hands: np.ndarray,
+    bits: np.ndarray,
+    rows: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """``guard``'s card (:func:`agents.heuristics.guard`) in each of ``rows``, one game at a time, into ``out``.
+
+    The loop that numba compiles for the search (:func:`_guard_kernel`): the same scores as the
+    heuristic's arrays (lead: strength; follow: ``100 - strength`` for a card that takes the
+    trick, else strength; the weakest held card 100 lower when there is a choice; the first
+    best legal card). ``rule`` is :func:`guard_rule`'s layout.
+    """
+    a = rule[-1]
+    for i in range(rows.size):
+        g = rows[i]
+        last = trick_no[g] == rule[2 * a]
+        base = a if last else 0
+        equal_off = rule[2 * a + 2] if last else rule[2 * a + 1]
+        no_take = rule[2 * a + 3] == 1 and locked[g]
+        weakest, weakest_strength = 0, 99
+        for c in range(a):
+            if hands[g, cur[g], c] > 0 and rule[base + c] < weakest_strength:
+                weakest, weakest_strength = c, rule[base + c]
+        choice = bits[g] & (bits[g] - 1) != 0
+        best, best_score = -1, 0
+        for c in range(a):
+            if not (bits[g] >> c) & 1:
+                continue
+            strength = rule[base + c]
+            score = strength
+            if npos[g] > 0 and not no_take and strength + 1 - equal_off > top[g]:
+                score = 100 - strength
+            if choice and c == weakest:
+                score -= 100
+            if best < 0 or score > best_score:
+                best, best_score = c, score
+        out[i] = best
+
+
+@functools.lru_cache(maxsize=64)
+def guard_rule(rules: Rules) -> np.ndarray:
+    """The engine's facts :func:`guard_rows` reads: strengths (every trick, the last), hand size, flags, actions."""
+    sp = engine.tables(rules)
+    a = sp.actions
+    flags = [sp.hand_size - 1, sp.not_equal, sp.not_equal_last, int(sp.ace_lock != "none"), a]
+    return np.concatenate([sp.strength[:a], sp.strength_last[:a], flags]).astype(np.int64)
+
+
+@functools.cache
+def _guard_kernel() -> Callable[..., None] | None:
+    """:func:`guard_rows` compiled by numba (cached on disk), or ``None`` where the engine runs on NumPy."""
+    if not rules_kernel.ENABLED:
+        return None
+    import numba
+
+    return numba.njit(cache=True)(guard_rows)
+
+
 def _ask(
     rules: Rules,
     pool: engine.State,
@@ -190,22 +257,40 @@ def _ask(
     group: np.ndarray,
     groups: list[int],
 ) -> np.ndarray:
-    """The cards of the movers in ``rows`` of ``pool``: a single legal card unasked, else its seat's agent's."""
+    """The cards of the movers in ``rows`` of ``pool``: a single legal card unasked, else its seat's agent's.
+
+    A :class:`~agents.heuristics.Heuristic` is asked without a :class:`Decision`: its strategy
+    on the :func:`agents.heuristics.table_of` of the whole pool (public fields and the mover's
+    own hand only, row by row, so the same card as through its ``act``; tested).
+    """
     legal = bits if rows.size == bits.size else bits[rows]
     cards = engine.KTH_MEMBER[legal, 0].astype(np.int64)
     free = engine.SET_SIZE[legal] > 1
     if not free.any():
         return cards
     owner = group[pool.cur[rows]] if len(groups) > 1 else None
+    facts: Table | None = None
     for g in groups:
         at = np.flatnonzero(free if owner is None else free & (owner == g))
         if at.size:
-            if not simulable(table[g]):
-                raise ValueError(f"the best response cannot simulate agent {table[g].spec!r}: it is not deterministic")
+            agent = table[g]
+            if not simulable(agent):
+                raise ValueError(f"the best response cannot simulate agent {agent.spec!r}: it is not deterministic")
             games = rows[at]
-            chosen = np.asarray(table[g].act(Decision(rules, pool, games, bits[games])), dtype=np.int64)
+            compiled = _guard_kernel() if type(agent) is Heuristic and agent.name == "guard" else None
+            if compiled is not None:
+                chosen = np.empty(games.size, np.int64)
+                trick = (pool.cur, pool.trick_no, pool.npos, pool.top, pool.locked, pool.hands)
+                compiled(guard_rule(rules), *trick, bits, games, chosen)
+            elif type(agent) is Heuristic:
+                if facts is None:
+                    facts = table_of(rules, pool, pool.hands[np.arange(pool.batch), pool.cur])
+                sub = Table(*(getattr(facts, f.name)[games] for f in fields(Table)))
+                chosen = STRATEGIES[agent.name](sub, engine.unpack(bits[games], rules.num_actions))
+            else:
+                chosen = np.asarray(agent.act(Decision(rules, pool, games, bits[games])), dtype=np.int64)
             if chosen.shape != games.shape or ((bits[games] >> chosen) & 1 != 1).any():
-                raise ValueError(f"agent {table[g].spec!r} chose an illegal card in the best response's search")
+                raise ValueError(f"agent {agent.spec!r} chose an illegal card in the best response's search")
             cards[at] = chosen
     return cards
 
@@ -249,9 +334,9 @@ def best_response(
             row_edge = np.concatenate([row_edge[other_rows], tree.add_edges(nodes[parent], card)])
             row_depth = np.concatenate([row_depth[other_rows], depth[parent]])
             row_focal = row_focal[rows]
-            pool = engine.play(rules, pool.take(rows), np.concatenate([cards, card]))
+            pool = engine.play(rules, pool.take(rows), np.concatenate([cards, card]), donate=True)
         else:
-            pool = engine.play(rules, pool, cards)
+            pool = engine.play(rules, pool, cards, donate=pool is not roots)  # the caller's roots stay untouched
         ended = pool.round_over
         if ended.any():
             done = np.flatnonzero(ended)

@@ -18,7 +18,7 @@ from agents import fictive as F
 from agents.heuristics import Heuristic
 from agents.registry import AgentSpecError, describe, make_agent, make_agents
 from agurk_env import engine
-from agurk_env.agent import act_seats, decide, dispatch
+from agurk_env.agent import Decision, act_seats, decide, dispatch
 from agurk_env.rules import Rules
 
 OTHERS = ["random", "shed", "guard", "counter", "ducker", "oracle"]
@@ -184,3 +184,66 @@ def test_best_response_refuses_an_opponent_it_cannot_simulate() -> None:
     specs[(mover + 1) % 4] = "random"
     with pytest.raises(ValueError, match="cannot simulate agent 'random'"):
         F.best_response(rules, state, make_agents(",".join(specs), 4, 0))
+
+
+class _Through:
+    """A deterministic agent that is not a Heuristic: the search asks it through a Decision (the generic path)."""
+
+    sees_all, deterministic = False, True
+
+    def __init__(self, name: str) -> None:
+        self.inner, self.spec = Heuristic(name), f"through:{name}"
+
+    def act(self, decision: Decision) -> np.ndarray:
+        """The heuristic's card."""
+        return self.inner.act(decision)
+
+
+CASES = [
+    ("standard", {}),
+    ("every_trick", {}),
+    ("free_choice", {"players": 3}),
+    ("lives", {"players": 5, "hand_size": 5}),
+    ("twos", {"players": 6, "hand_size": 5}),
+    ("jokers", {"players": 3, "hand_size": 6}),
+    ("unbeatable_aces", {}),
+    ("small_ace", {}),
+    ("nearest", {}),
+    ("danish21", {"players": 3}),
+]
+
+
+@pytest.mark.parametrize(("preset", "options"), CASES)
+def test_compiled_guard_plays_the_heuristics_card(preset: str, options: dict) -> None:
+    kernel = F._guard_kernel()
+    if kernel is None:
+        pytest.skip("the engine runs on NumPy here (no numba, or AGURK_JIT=0): no compiled guard")
+    rules = Rules.preset(preset, **options)
+    table = make_agents(",".join(["random"] * rules.players), rules.players, 7)
+    guard = Heuristic("guard")
+    state, checked = engine.init(rules, 64, seed=7), 0
+    while not state.round_over.all():  # every position of round 1 under random play
+        bits = engine.legal_bits(rules, state)
+        games = np.arange(state.batch)
+        out = np.empty(games.size, np.int64)
+        trick = (state.cur, state.trick_no, state.npos, state.top, state.locked, state.hands)
+        kernel(F.guard_rule(rules), *trick, bits, games, out)
+        np.testing.assert_array_equal(out, guard.act(Decision(rules, state, games, bits)))
+        checked += games.size
+        state = engine.play(rules, state, act_seats(rules, state, bits, table))
+    assert checked == 64 * rules.players * rules.hand_size
+
+
+@pytest.mark.parametrize(("preset", "options"), CASES[:6])
+def test_the_fast_paths_search_exactly_as_the_agents_act(preset: str, options: dict) -> None:
+    rules = Rules.preset(preset, **options)
+    names = [["guard", "guard", "shed", "counter", "ducker", "guard"][s] for s in range(rules.players)]
+    fast, slow = [Heuristic(n) for n in names], [_Through(n) for n in names]
+    state = engine.init(rules, 10, seed=4)
+    for _ in range(rules.players + 1):
+        for objective in F.OBJECTIVES:
+            (v1, (k1, c1)), (v2, (k2, c2)) = (F.best_response(rules, state, t, objective) for t in (fast, slow))
+            np.testing.assert_array_equal(v1, v2)
+            np.testing.assert_array_equal(k1, k2)
+            np.testing.assert_array_equal(c1, c2)
+        state = engine.play(rules, state, act_seats(rules, state, engine.legal_bits(rules, state), fast))
