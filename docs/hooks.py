@@ -64,12 +64,17 @@ def _cell(text: Any) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+def _code(text: Any) -> str:
+    """A value as code in a table cell (a pipe inside a code span does not split the cell)."""
+    return f"`{' '.join(str(text).split())}`"
+
+
 def agents_reference() -> str:
     """Every registered agent kind: how its spec is written and what it does."""
     from agents.registry import AGENTS
 
     rows = ["| spec | what it is |", "|---|---|"]
-    rows += [f"| `{_cell(kind.usage)}` | {_cell(kind.help)} |" for kind in AGENTS.values()]
+    rows += [f"| {_code(kind.usage)} | {_cell(kind.help)} |" for kind in AGENTS.values()]
     return "\n".join(rows)
 
 
@@ -89,10 +94,10 @@ def rules_reference() -> str:
     defaults = Rules()
     rows = ["| option | type | default | allowed | meaning |", "|---|---|---|---|---|"]
     for field in dataclasses.fields(Rules):
-        allowed = ", ".join(f"`{value}`" for value in CHOICES.get(field.name, ()))
-        kind = "choice" if field.name in CHOICES else f"`{_cell(field.type)}`"
-        default = getattr(defaults, field.name)
-        rows.append(f"| `{field.name}` | {kind} | `{default}` | {_cell(allowed)} | {_cell(docs.get(field.name, ''))} |")
+        allowed = ", ".join(_code(value) for value in CHOICES.get(field.name, ()))
+        kind = "choice" if field.name in CHOICES else _code(field.type)
+        default = _code(getattr(defaults, field.name))
+        rows.append(f"| `{field.name}` | {kind} | {default} | {allowed} | {_cell(docs.get(field.name, ''))} |")
     presets = ["| preset | options over the defaults |", "|---|---|"]
     for name, options in PRESETS.items():
         changes = ", ".join(f"`{key}={value}`" for key, value in options.items()) or "(the defaults)"
