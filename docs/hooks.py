@@ -3,7 +3,8 @@
 A page holding a line ``<!-- generated: NAME -->`` gets that line replaced by the text
 :data:`GENERATORS` makes for ``NAME``: every command's ``--help`` (from the parsers of
 :mod:`agurk.cli`), every agent kind (from :data:`agents.registry.AGENTS`), and every rule
-option and preset (from :mod:`agurk_env.rules`). Nothing is copied by hand, so the pages
+option and preset (from :mod:`agurk_env.rules`), and every training config key (from
+:mod:`training.config`). Nothing is copied by hand, so the pages
 cannot drift from the code.
 """
 
@@ -11,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import os
 import re
+import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -65,8 +68,8 @@ def _cell(text: Any) -> str:
 
 
 def _code(text: Any) -> str:
-    """A value as code in a table cell (a pipe inside a code span does not split the cell)."""
-    return f"`{' '.join(str(text).split())}`"
+    """A value as code in a table cell (a pipe inside a code span does not split the cell; ``""`` when empty)."""
+    return f"`{' '.join(str(text).split()) or chr(34) * 2}`"
 
 
 def agents_reference() -> str:
@@ -78,37 +81,70 @@ def agents_reference() -> str:
     return "\n".join(rows)
 
 
-def _field_docs() -> dict[str, str]:
-    """The docstring of every :class:`agurk_env.rules.Rules` field, read from the source by griffe."""
+@functools.cache
+def _module(name: str) -> Any:
+    """The griffe tree of a module of ours, read from the source (field docstrings are not kept at run time)."""
     import griffe
 
-    rules = griffe.load("agurk_env.rules", search_paths=["."])["Rules"]
-    return {name: member.docstring.value for name, member in rules.members.items() if member.docstring}
+    return griffe.load(name, search_paths=["."])
+
+
+def _type_name(hint: Any) -> str:
+    """A type hint as it is written in the source (``int``, ``list[int]``, ``int | None``)."""
+    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
+
+
+def _options(cls: type) -> list[tuple[str, Any, Any, str]]:
+    """Every field of the option dataclass ``cls``: name, type hint, default and the docstring under it."""
+    members = _module(cls.__module__)[cls.__qualname__].members
+    hints = typing.get_type_hints(cls)
+    rows = []
+    for field in dataclasses.fields(cls):
+        default = field.default if field.default_factory is dataclasses.MISSING else field.default_factory()
+        doc = members[field.name].docstring if field.name in members else None
+        rows.append((field.name, hints[field.name], default, doc.value if doc else ""))
+    return rows
+
+
+def _options_table(cls: type, prefix: str = "") -> str:
+    """The options of ``cls`` (nested sections left out) as one Markdown table."""
+    rows = ["| option | type | default | meaning |", "|---|---|---|---|"]
+    for name, hint, default, doc in _options(cls):
+        if dataclasses.is_dataclass(hint):
+            continue
+        choices = typing.get_args(hint) if typing.get_origin(hint) is typing.Literal else ()
+        kind = " \\| ".join(_code(c) for c in choices) if choices else _code(_type_name(hint))
+        rows.append(f"| `{prefix}{name}` | {kind} | {_code(default)} | {_cell(doc)} |")
+    return "\n".join(rows)
 
 
 def rules_reference() -> str:
-    """Every rule option (type, default, allowed values, meaning) and every preset."""
-    from agurk_env.rules import CHOICES, PRESETS, Rules
+    """Every rule option (type, default, meaning) and every preset."""
+    from agurk_env.rules import PRESETS, Rules
 
-    docs = _field_docs()
-    defaults = Rules()
-    rows = ["| option | type | default | allowed | meaning |", "|---|---|---|---|---|"]
-    for field in dataclasses.fields(Rules):
-        allowed = ", ".join(_code(value) for value in CHOICES.get(field.name, ()))
-        kind = "choice" if field.name in CHOICES else _code(field.type)
-        default = _code(getattr(defaults, field.name))
-        rows.append(f"| `{field.name}` | {kind} | {default} | {allowed} | {_cell(docs.get(field.name, ''))} |")
     presets = ["| preset | options over the defaults |", "|---|---|"]
     for name, options in PRESETS.items():
         changes = ", ".join(f"`{key}={value}`" for key, value in options.items()) or "(the defaults)"
         presets.append(f"| `{name}` | {changes} |")
-    return "\n\n".join(["## Options", "\n".join(rows), "## Presets", "\n".join(presets)])
+    return "\n\n".join(["## Options", _options_table(Rules), "## Presets", "\n".join(presets)])
+
+
+def config_reference() -> str:
+    """Every key of a training config, section by section (``pool.self_play``...)."""
+    from training.config import Config
+
+    parts = ["## Top-level keys", _options_table(Config)]
+    for name, hint, _, doc in _options(Config):
+        if dataclasses.is_dataclass(hint):
+            parts += [f"## `{name}`", doc, _options_table(hint, f"{name}.")]
+    return "\n\n".join(parts)
 
 
 GENERATORS: dict[str, Callable[[], str]] = {
     "cli": cli_reference,
     "agents": agents_reference,
     "rules": rules_reference,
+    "config": config_reference,
 }
 """What each ``<!-- generated: NAME -->`` marker is replaced by."""
 
