@@ -1,19 +1,20 @@
 """Throughput measurements: the batched engine (compiled kernel and NumPy) against the scalar reference, on one core.
 
 Each function returns a plain dict (JSON-ready); ``agurk bench engine`` only formats them.
-Call :func:`pin_threads` before NumPy is first imported so that BLAS/OpenMP pools stay at
-one thread (the CLI does); the engine's own kernels are single-threaded NumPy anyway.
+``agurk bench`` runs each measurement through :func:`pinned`, in a fresh process whose
+BLAS/OpenMP pools start at one thread; the engine's own kernels are single-threaded NumPy anyway.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import platform
 import random
-import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, TypeVar
 
 THREAD_VARS: tuple[str, ...] = (
     "OMP_NUM_THREADS",
@@ -25,12 +26,27 @@ THREAD_VARS: tuple[str, ...] = (
 )
 """Environment variables that size the thread pools of NumPy's linear-algebra back ends."""
 
+T = TypeVar("T")
 
-def pin_threads() -> bool:
-    """Set every thread-pool variable to 1; return whether NumPy was not yet imported (so it takes effect)."""
-    for var in THREAD_VARS:
-        os.environ[var] = "1"
-    return "numpy" not in sys.modules
+
+def pinned(measure: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``measure(*args, **kwargs)`` in a spawned process whose NumPy thread pools are one thread each.
+
+    NumPy's linear-algebra back ends size their pools from :data:`THREAD_VARS` once, when NumPy
+    loads, and this process has loaded it already; a spawned process starts with them set.
+    ``measure`` and its arguments are pickled, so they must be importable functions and plain values.
+    """
+    saved = {var: os.environ.get(var) for var in THREAD_VARS}
+    os.environ.update(dict.fromkeys(THREAD_VARS, "1"))
+    try:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return pool.submit(measure, *args, **kwargs).result()
+    finally:
+        for var, value in saved.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
 
 
 def bench_engine(rules: Any, batch: int = 4096, seconds: float = 5.0, seed: int = 0) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Environment throughput: the AEC env beside PettingZoo's ``leduc_holdem_v4``, and the SB3 ``VecEnv``.
 
 :func:`bench_env` returns a plain dict (JSON-ready) for ``agurk bench env``. Every
-figure is measured in the same process, one after the other, on one core (call
-:func:`agurk.bench.engine.pin_threads` before NumPy is imported, as the CLI does).
+figure is measured in the same process, one after the other, on one core (the CLI runs it
+through :func:`agurk.bench.engine.pinned`, so that NumPy's thread pools are one thread each).
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ def bench_env(seconds: float = 3.0, rules: str = "standard", n_envs: int = 1024,
             warnings.simplefilter("ignore", DeprecationWarning)  # PettingZoo's old env-creation API notice
             from pettingzoo.classic import leduc_holdem_v4
     except ImportError as e:
-        leduc_error = f"{e} (pip install rlcard pygame-ce)"
+        leduc_error = f"{e.name or 'a module it needs'} is not installed: pip install rlcard pygame-ce"
     else:
         leduc_error = None
         makers["leduc"] = leduc_holdem_v4.env

@@ -5,11 +5,8 @@ One module per command (:mod:`agurk.cli.simulate`, ...), each with ``add_parser(
 
 Every user error (unknown preset, option or value, an impossible combination of options,
 a bad agent spec, a file that cannot be written, a count <= 0) is reported as one line
-``agurk: error: ...`` on stderr with exit status 2, never a traceback.
-
-``agurk bench`` pins NumPy's thread pools to one thread before NumPy is first loaded
-(:func:`main` looks at the command before building the parser, which imports the agents;
-importing this package does not import NumPy).
+``agurk: error: ...`` on stderr with exit status 2, never a traceback. ``agurk --version``
+prints the installed version (from the package metadata).
 """
 
 from __future__ import annotations
@@ -18,6 +15,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from agurk.cli import (
     agents,
@@ -37,6 +35,9 @@ from agurk.cli import (
 )
 from agurk.cli.common import PROG, CliError, Formatter, Parser
 from agurk_env.rules import RulesError
+
+DISTRIBUTION = "agurk-rl"
+"""The name ``pip`` installs this project under (pyproject.toml)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
             "Run 'agurk COMMAND --help' for the options of a command."
         ),
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=Parser)
     commands = (
         simulate, evaluate, skill_report, sweep, exploitability, agents, zoo, rules, train, curve, play, replay,
@@ -74,13 +76,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    """The installed distribution's version (``unknown`` when run from a tree that is not installed)."""
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``agurk`` command line; return the exit status."""
-    words = list(sys.argv[1:] if argv is None else argv)
-    if next((w for w in words if not w.startswith("-")), None) == "bench":
-        from agurk.bench.engine import pin_threads
-
-        pin_threads()  # before anything imports NumPy
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -191,7 +191,8 @@ def _engine(args: argparse.Namespace) -> int:
     positive("--seconds", args.seconds)
     positive("--reference-seconds", args.reference_seconds)
     rules = resolve_rules(args.rules, args.set)
-    result = bench.engine_vs_reference(
+    result = bench.pinned(
+        bench.engine_vs_reference,
         rules,
         batch=args.batch,
         seconds=args.seconds,
@@ -229,42 +230,52 @@ def _engine(args: argparse.Namespace) -> int:
         f"  (scalar Python, {ref['seconds']:.1f} s)"
     )
     print(f"ratio      {result['ratio']:>12,.1f}x  (engine / reference, one core each)")
-    if not result["threads_pinned"]:
-        print("note: NumPy was loaded before the thread pools could be pinned to one thread", file=sys.stderr)
     return 0
 
 
 def _env(args: argparse.Namespace) -> int:
     """AEC turns per second beside PettingZoo's leduc_holdem_v4, and sb3_vec_env learner steps per second."""
+    from agurk.bench.engine import pinned
     from agurk.bench.env import bench_env
 
     positive("--seconds", args.seconds)
     positive("--n-envs", args.n_envs)
     rules = resolve_rules(args.rules, args.set)
-    result = bench_env(seconds=args.seconds, rules=rules, n_envs=args.n_envs, seed=args.seed)
+    result = pinned(bench_env, seconds=args.seconds, rules=rules, n_envs=args.n_envs, seed=args.seed)
     if args.json:
         print(json.dumps(result, default=str))
         return 0
+    for line in env_lines(result, f"{rules_label(args.rules, args.set)}, {rules.players} players"):
+        print(line)
+    return 0
 
-    def rate(key: str) -> str:
+
+def env_lines(result: dict[str, Any], table: str) -> list[str]:
+    """``agurk bench env``'s text: every figure of :func:`agurk.bench.env.bench_env`, or why it is missing."""
+
+    def rate(key: str, error: str) -> str:
         value = result.get(key)
-        if value is None:
-            return f"{'n/a':>12} ({result.get(key.replace('_per_s', '_error'))})"
-        return f"{value:>12,.0f}"
+        return f"{'n/a':>12} ({result[error]})" if value is None else f"{value:>12,.0f}"
 
+    lines = [f"rules          {table}"]
     warm = result["compile"]
-    print(f"rules          {rules_label(args.rules, args.set)}, {rules.players} players")
     if warm:
         how = "loaded from numba's cache" if warm["from_cache"] else "compiled (first call; cached on disk after)"
-        print(f"rules kernel   {warm['seconds']:>12.2f} s {how}, before the timing")
+        lines.append(f"rules kernel   {warm['seconds']:>12.2f} s {how}, before the timing")
     path = "compiled rules kernel" if warm else "the engine's NumPy path, numba not installed"
-    print(f"AEC env        {rate('turns_per_s')} turns/s (random legal play, one game; {path})")
-    print(f"leduc_holdem   {rate('leduc_turns_per_s')} turns/s (PettingZoo leduc_holdem_v4, same loop)")
+    lines.append(f"AEC env        {rate('turns_per_s', 'error')} turns/s (random legal play, one game; {path})")
+    leduc = rate("leduc_turns_per_s", "leduc_error")
+    lines.append(f"leduc_holdem   {leduc} turns/s (PettingZoo leduc_holdem_v4, same loop)")
     if result.get("ratio") is not None:
-        print(f"ratio          {result['ratio']:>12.2f}x  (Agurk AEC / Leduc)")
-    games = result.get("sb3_n_envs")
-    print(f"sb3_vec_env    {rate('sb3_steps_per_s')} learner steps/s ({games} games, random opponents)")
-    return 0
+        lines.append(f"ratio          {result['ratio']:>12.2f}x  (Agurk AEC / Leduc)")
+    beside = f"; {result['floor_ratio']:.2f}x Leduc" if result.get("floor_ratio") is not None else ""
+    lines.append(
+        f"floor          {result['floor_turns_per_s']:>12,.0f} turns/s (a do-nothing AEC env with Agurk's shapes,"
+        f" same wrapper and loop: no AEC env beats it{beside})"
+    )
+    sb3, games = rate("sb3_steps_per_s", "sb3_error"), result["sb3_n_envs"]
+    lines.append(f"sb3_vec_env    {sb3} learner steps/s ({games} games, random opponents)")
+    return lines
 
 
 def _search(args: argparse.Namespace) -> int:
@@ -278,7 +289,7 @@ def _search(args: argparse.Namespace) -> int:
         parse_spec(args.agent)
     except AgentSpecError as e:
         raise CliError(str(e)) from None
-    result = bench.bench_search(args.agent, seconds=args.seconds, batch=args.batch, seed=args.seed)
+    result = bench.pinned(bench.bench_search, args.agent, seconds=args.seconds, batch=args.batch, seed=args.seed)
     if args.json:
         print(json.dumps(result))
         return 0
@@ -293,11 +304,12 @@ def _train(args: argparse.Namespace) -> int:
     from agurk.cli.common import SB3_NEEDS, require_rl
 
     require_rl("agurk bench train", (("torch", "torch"), *SB3_NEEDS))
+    from agurk.bench.engine import pinned
     from agurk.bench.train import bench_train
 
     positive("--seconds", args.seconds)
     positive("--threads", args.threads)
-    result = bench_train(seconds=args.seconds, threads=args.threads, seed=args.seed)
+    result = pinned(bench_train, seconds=args.seconds, threads=args.threads, seed=args.seed)
     if args.json:
         print(json.dumps(result))
         return 0
@@ -316,13 +328,15 @@ def _train(args: argparse.Namespace) -> int:
 
 def _solver(args: argparse.Namespace) -> int:
     """Milliseconds per whole deal of the exact solver, compiled and pure Python."""
+    from agurk.bench.engine import pinned
     from agurk.bench.solver import CONFIGS, PIMC_SPECS, bench_solver
 
     positive("--deals", args.deals)
     positive("--seconds", args.seconds)
     positive("--decisions", args.decisions)
     positive("--worlds", args.worlds)
-    result = bench_solver(
+    result = pinned(
+        bench_solver,
         seconds=args.seconds, deals=args.deals, seed=args.seed, decisions=args.decisions, worlds=args.worlds
     )
     if args.json:
@@ -364,9 +378,10 @@ def _tournament(args: argparse.Namespace) -> int:
     positive("--workers", args.workers)
     if importlib.util.find_spec("ray") is None:
         raise CliError('agurk bench tournament needs ray, from the ray extra: run pip install -e ".[ray]"')
+    from agurk.bench.engine import pinned
     from agurk.bench.tournament import bench_tournament
 
-    result = bench_tournament(matches=args.matches, workers=args.workers, seed=args.seed)
+    result = pinned(bench_tournament, matches=args.matches, workers=args.workers, seed=args.seed)
     if args.json:
         print(json.dumps(result))
         return 0
@@ -449,7 +464,10 @@ def _serve(args: argparse.Namespace) -> int:
             )
             print(
                 f"     move latency  p50 {move['p50_ms']} ms  p95 {move['p95_ms']} ms  max {move['max_ms']} ms"
-                f"  (over HTTP, timed by the client; server CPU {w['server_cpu_ms_per_move']} ms per move)"
+                "  (request sent to answer received, timed by the client)"
+            )
+            print(
+                f"     CPU per move  server {w['server_cpu_ms_per_move']} ms, load client {w['client_cpu_ms_per_move']} ms"
             )
             print(
                 f"     reference     p50 {ref['p50_ms']} ms  p95 {ref['p95_ms']} ms  max {ref['max_ms']} ms"
