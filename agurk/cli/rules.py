@@ -17,8 +17,8 @@ def add_parser(sub: Any) -> None:
         help="list the rule presets, or show one preset's resolved options",
         formatter_class=Formatter,
         description=(
-            "Without PRESET: a table of the presets and the options in which each differs from\n"
-            "the defaults. With PRESET and/or --set: every option of the resolved rules, as\n"
+            "Without PRESET: a table of the presets and the options in which each, resolved, differs\n"
+            "from the defaults. With PRESET and/or --set: every option of the resolved rules, as\n"
             "'agurk simulate --rules PRESET --set ...' would play them."
         ),
         epilog="examples:\n  agurk rules\n  agurk rules every_trick\n  agurk rules danish21 --set players=6 --json",
@@ -60,17 +60,24 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def differences(preset: str) -> dict[str, Any]:
+    """The options in which ``preset``, resolved, differs from the defaults (implied ones too: ``ace_points=1``)."""
+    defaults = Rules().to_dict()
+    return {k: v for k, v in Rules.preset(preset).to_dict().items() if v != defaults[k]}
+
+
 def _show_presets(as_json: bool) -> int:
     defaults = Rules().to_dict()
+    differ = {name: differences(name) for name in PRESETS}
     if as_json:
-        print(json.dumps({"defaults": defaults, "presets": PRESETS}))
+        print(json.dumps({"defaults": defaults, "presets": PRESETS, "differences": differ}))
         return 0
     from rich.table import Table
 
     table = Table(title="Agurk rule presets", title_justify="left")
     table.add_column("preset", style="bold", no_wrap=True)
     table.add_column("options that differ from the defaults")
-    for name, diff in PRESETS.items():
+    for name, diff in differ.items():
         table.add_row(name, ", ".join(f"{k}={_fmt_value(v)}" for k, v in diff.items()) or "(none: the defaults)")
     console = stdout_console()
     console.print(table)
