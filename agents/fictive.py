@@ -295,6 +295,11 @@ def _ask(
     return cards
 
 
+def _take(state: engine.State, rows: np.ndarray) -> engine.State:
+    """``state.take(rows)`` for an index array: the same copies, without building a dict of the fields."""
+    return engine.State(*(f.take(rows, axis=0) if isinstance(f, np.ndarray) else f for f in state))
+
+
 def best_response(
     rules: Rules, roots: engine.State, table: Sequence[Agent], objective: Objective = "match"
 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
@@ -330,11 +335,18 @@ def best_response(
             keys = state_keys(pool, focal_rows) if tree.nodes else np.zeros(focal_rows.size, np.uint64)  # roots: none
             nodes = tree.add_nodes(row_edge[focal_rows], depth, keys)
             parent, card = np.nonzero(engine.unpack(bits[focal_rows], a))
-            rows = np.concatenate([other_rows, focal_rows[parent]])
-            row_edge = np.concatenate([row_edge[other_rows], tree.add_edges(nodes[parent], card)])
-            row_depth = np.concatenate([row_depth[other_rows], depth[parent]])
-            row_focal = row_focal[rows]
-            pool = engine.play(rules, pool.take(rows), np.concatenate([cards, card]), donate=True)
+            edges = tree.add_edges(nodes[parent], card)
+            if parent.size == focal_rows.size:  # every focal card forced: each row stays where it is
+                move = np.empty(pool.batch, np.int64)
+                move[other_rows], move[focal_rows] = cards, card
+                row_edge[focal_rows], row_depth[focal_rows] = edges, depth
+                pool = engine.play(rules, pool, move, donate=pool is not roots)
+            else:
+                rows = np.concatenate([other_rows, focal_rows[parent]])
+                row_edge = np.concatenate([row_edge[other_rows], edges])
+                row_depth = np.concatenate([row_depth[other_rows], depth[parent]])
+                row_focal = row_focal[rows]
+                pool = engine.play(rules, _take(pool, rows), np.concatenate([cards, card]), donate=True)
         else:
             pool = engine.play(rules, pool, cards, donate=pool is not roots)  # the caller's roots stay untouched
         ended = pool.round_over
@@ -345,7 +357,7 @@ def best_response(
             if done.size == pool.batch:
                 break
             keep = np.flatnonzero(~ended)
-            pool, row_edge, row_depth, row_focal = pool.take(keep), row_edge[keep], row_depth[keep], row_focal[keep]
+            pool, row_edge, row_depth, row_focal = _take(pool, keep), row_edge[keep], row_depth[keep], row_focal[keep]
     root_of, card, value, plan = tree.solve(k)
     values = np.full((k, a), np.iinfo(np.int64).max)
     values[root_of, card] = value
