@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 MARKER = re.compile(r"^<!-- generated: ([a-z]+) -->$", re.M)
-HELP_WIDTH = "100"
+HELP_WIDTH = "84"
 """Columns of the rendered ``--help`` texts (argparse reads ``COLUMNS``), so every build is the same."""
 
 
