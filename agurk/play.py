@@ -98,6 +98,15 @@ def parse_choice(text: str, hand: list[tuple[int, int]], actions: int) -> int | 
     return None
 
 
+def choice_error(text: str, hand: list[tuple[int, int]]) -> str:
+    """Why ``text`` names no card (:func:`parse_choice` gave ``None``): an entry out of range, or no card name."""
+    word = text.strip()
+    number = word[1:] if word.startswith("#") else word
+    if number.isdigit():
+        return f"there is no entry #{int(number)}: your hand has entries #1..#{len(hand)}"
+    return f"unknown card {escape(word)!r}: type a card name (e.g. 10, K, a) or #number"
+
+
 class Game:
     """One interactive match: the env, the agents, and what has been shown."""
 
@@ -201,6 +210,18 @@ class Game:
                 parts.append("rebought")
             self.say(f"  {self._name(s)}: " + ", ".join(parts))
 
+    def show_going_out(self, end: engine.State) -> None:
+        """Who went out in the round that just ended, and that the match plays on without them."""
+        gone = np.flatnonzero(end.out_now[0] & ~end.alive[0]).tolist()
+        if not gone or end.match_over[0]:
+            return
+        names = ", ".join(self._name(s) for s in gone)
+        left = ", ".join(self._name(s) for s in np.flatnonzero(end.alive[0]).tolist())
+        if self.seat in gone:
+            self.say(f"[bold]you are out of the match[/bold]; it plays on without you to its end: {left}")
+        else:
+            self.say(f"{names} out of the match; it plays on: {left}")
+
     def show_match_end(self, end: engine.State) -> None:
         """The winners."""
         winners = np.flatnonzero(end.winners[0]).tolist()
@@ -224,7 +245,7 @@ class Game:
                 return None
             card = parse_choice(text, hand, self.rules.num_actions)
             if card is None:
-                self.say(f"unknown card {escape(text.strip())!r}: type a card name (e.g. 10, K, a) or #number")
+                self.say(choice_error(text, hand))
             elif not (bits >> card) & 1:
                 held = any(c == card for c, _ in hand)
                 why = "you may not play" if held else "you do not hold"
@@ -262,6 +283,7 @@ class Game:
                 end = env.round_ends[-1]
                 self.say(f"trick {t + 1} taken by {self._name(int(end.trick_winner[0, t]))}")
                 self.show_round_end(end)
+                self.show_going_out(end)
                 if end.match_over[0]:
                     self.show_match_end(end)
             elif int(env.engine_state.trick_no[0]) > t:
