@@ -18,7 +18,9 @@ Without torch, ``best`` is the search everywhere.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import logging
 
 import numpy as np
 
@@ -48,6 +50,16 @@ def _policy_plays(rules: Rules) -> bool:
     return trained_for(rules) or (rules.players >= POLICY_FROM and preset_of(rules) is not None)
 
 
+@functools.cache
+def warn_without_torch() -> None:
+    """Say once, in one line, that without torch ``best`` plays the search where it would play a shipped policy."""
+    logging.getLogger(__name__).warning(
+        "best: torch is not installed, so best plays the search everywhere, also where it would play a shipped"
+        " policy (slower; weaker from %d players): run pip install -e \".[rl]\" in the root of the clone",
+        POLICY_FROM,
+    )
+
+
 class Best:
     """A policy trained for the table in play, else the search below :data:`POLICY_FROM` players, else the zoo."""
 
@@ -70,6 +82,8 @@ class Best:
 
     def act(self, decision: Decision) -> np.ndarray:
         """The search's or the shipped policy's card in each game."""
+        if not self.has_torch:
+            warn_without_torch()
         if not self.uses_policy(decision):
             every_trick = decision.rules.scoring == "every_trick"
             return (self.every_trick if every_trick else self.search).act(decision)
