@@ -1,7 +1,7 @@
 """Learning curves: every kept checkpoint of a training run against a field of each opponent, by wall time.
 
 A run trained with ``keep_checkpoints: true`` lists a copy of each of its checkpoints in
-``checkpoints/kept.csv`` (:func:`training.run.read_kept`) with the training and wall
+``checkpoints/kept.csv`` (:func:`training.run_folder.read_kept`) with the training and wall
 seconds at which it was saved. :func:`learning_curve` plays each of them as the focal
 entry of a duplicate-deal tournament ``[ppo:CHECKPOINT, OPP, OPP, ...]`` for every
 opponent spec, on the same deals for every checkpoint, so the points of one curve differ
@@ -21,7 +21,7 @@ from agents.tasks import LOCAL, Backend
 from agents.tournament import tournament
 from agurk_env.rules import Rules
 from training.config import load_config
-from training.run import CHECKPOINTS, read_kept
+from training.run_folder import CHECKPOINTS, read_kept
 
 
 class CurveError(ValueError):
@@ -40,7 +40,7 @@ def curve_rules(run: str | Path, players: int | None = None) -> Rules:
 
 
 def kept_checkpoints(run: str | Path) -> list[dict[str, Any]]:
-    """The kept checkpoints of ``run`` (:func:`training.run.read_kept`); :class:`CurveError` if there are none."""
+    """The kept checkpoints of ``run`` (:func:`training.run_folder.read_kept`); :class:`CurveError` if none."""
     rows = read_kept(run)
     if not rows:
         raise CurveError(

@@ -3,7 +3,7 @@
 A sweep config (YAML, :class:`SweepConfig`) names a grid: presets x player counts x hand
 sizes x seeds x overrides. Each grid point (:class:`Point`) is one task of
 :func:`agents.tasks.run_tasks`, on any backend: with ``train.steps > 0`` it first trains
-a PPO agent for the point's game (``training.run.train_to_file``, seeded by the point's
+a PPO agent for the point's game (:func:`training.run.train_to_file`, seeded by the point's
 seed), then plays each of ``agents`` (and the trained one, as ``ppo``) as the focal entry
 against ``opponent`` in every other seat: a duplicate-deal tournament of ``deals`` deals of
 the point's seed (:func:`agents.tournament.tournament`). Everything a task draws comes from
@@ -42,7 +42,8 @@ from agurk_env.rules import OPTION_NAMES, PRESETS, Rules, RulesError
 from skill.budget import TRAIN_COST, match_cost, quickstart_settings
 from training.checkpoint import atomic_write, atomic_write_text
 from training.config import Config, ConfigError, build_dataclass, config_from_dict, read_mapping
-from training.run import RunFolderError, claim_out, train_to_file
+from training.run import train_to_file
+from training.run_folder import RunFolderError, claim_out
 
 FORMAT = "agurk-sweep"
 """The ``format`` of ``sweep.json`` and ``results.json``."""
@@ -311,36 +312,30 @@ class SweepResult:
     rows: list[dict[str, Any]]
     ran: list[str]
     resumed: list[str]
-    moved: str | None
-    """What ``force`` did with an old folder (None: nothing)."""
+    moved: Path | None
+    """Where ``force`` moved an old folder (None: nothing moved)."""
 
 
-def claim_sweep(out: Path, config: dict[str, Any], force: bool = False) -> str | None:
+def claim_sweep(out: Path, config: dict[str, Any], force: bool = False) -> Path | None:
     """Make ``out`` this sweep's folder: new, empty, or holding the same sweep (resumed); ``force`` moves others aside.
 
-    Returns what ``force`` did (:func:`training.run.claim_out`), else None; a folder that holds
-    anything else raises :class:`training.run.RunFolderError` in one line.
+    Returns where ``force`` moved the old folder (:func:`training.run_folder.claim_out`), else
+    None; a folder that holds anything else raises :class:`training.run_folder.RunFolderError`.
     """
     marker = out / SWEEP_FILE
     if marker.is_file() and not force:
         try:
             saved = json.loads(marker.read_text(encoding="utf-8"))["config"]
         except (OSError, ValueError, KeyError, TypeError) as e:
-            raise RunFolderError(
-                f"--out {str(out)!r}: cannot read {SWEEP_FILE} ({e}); add --force to move it aside"
-            ) from None
+            raise RunFolderError(out, f"holds a {SWEEP_FILE} that cannot be read ({e})", "move_aside") from None
         if saved == config:
             return None
         changed = sorted(k for k in {*saved, *config} if saved.get(k) != config.get(k))
         raise RunFolderError(
-            f"--out {str(out)!r} holds another sweep (its {', '.join(changed)} differ); run its own config to resume "
-            "it, give a new folder, or add --force to move it aside"
+            out, f"holds another sweep (its {', '.join(changed)} differ; its own config resumes it)", "move_aside"
         )
     if not force and out.is_dir() and any(out.iterdir()):
-        raise RunFolderError(
-            f"--out {str(out)!r} is not empty and holds no sweep; give a new or empty folder, "
-            f"or add --force to move it aside to {out}.old-<date>-<time>"
-        )
+        raise RunFolderError(out, "is not empty and holds no sweep", "move_aside")
     moved = claim_out(out, force)
     atomic_write_text(marker, json.dumps({"format": FORMAT, "config": config}, indent=2) + "\n")
     return moved

@@ -19,7 +19,7 @@ from agents.policy import load_checkpoint
 from agents.tournament import tournament
 from agurk.cli import main
 from agurk_env.rules import Rules
-from training.run import read_kept
+from training.run_folder import read_kept
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,8 @@ from tests.test_guided import _positions
 from tests.tiny_config import TINY
 from training.config import ConfigError, config_from_dict, config_to_dict
 from training.expert import Data, ExpertTrainer, Generations, fit, improved_policy
-from training.run import execute, resume_checkpoint
+from training.resume import resume_checkpoint
+from training.run import execute
 
 
 def _decision(rules: Rules, state: engine.State) -> Decision:
@@ -140,23 +141,23 @@ def test_a_training_phase_lowers_the_cross_entropy() -> None:
 def test_expert_run_trains_evaluates_and_resumes(tmp_path) -> None:
     cfg = config_from_dict(_cfg())
     out = tmp_path / "run"
-    summary = execute(cfg, out, None, console=None)
+    summary = execute(cfg, out, None)
     assert summary["global_step"] >= 600 and summary["saved"]
     data = load_checkpoint(out / "checkpoints" / "latest.pt")
     assert data["algo"] == "expert" and (out / "checkpoints" / "best.pt").exists()
     assert (out / "eval.json").exists()
     more = config_from_dict(_cfg(total_steps=1200))
     resume = resume_checkpoint(str(out), more)
-    again = execute(more, out, resume.data, console=None)
+    again = execute(more, out, resume.data)
     assert again["start_step"] == summary["global_step"] and again["global_step"] >= 1200
 
 
 def test_expert_run_can_start_from_a_checkpoint(tmp_path) -> None:
     first = tmp_path / "first"
-    execute(config_from_dict(_cfg()), first, None, console=None)
+    execute(config_from_dict(_cfg()), first, None)
     cfg = config_from_dict(_cfg(expert={"init": str(first), "games": 8, "decisions": 100, "worlds": 2}))
     out = tmp_path / "second"
-    execute(cfg, out, None, console=None)
+    execute(cfg, out, None)
     assert load_checkpoint(out / "checkpoints" / "latest.pt")["global_step"] >= 100
 
 
@@ -178,8 +179,8 @@ def test_bad_expert_keys_are_refused_in_one_line(key: str, value: object, words:
 
 def test_init_of_another_shape_is_refused(tmp_path) -> None:
     first = tmp_path / "first"
-    execute(config_from_dict(_cfg()), first, None, console=None)
-    from training.run import make_trainer
+    execute(config_from_dict(_cfg()), first, None)
+    from training.schedule import make_trainer
 
     cfg = config_from_dict(_cfg(hidden=[32], expert={"init": str(first)}))
     with pytest.raises(ConfigError, match="does not fit the config"):

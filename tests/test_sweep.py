@@ -21,7 +21,7 @@ from faults import fail_task
 from agurk.cli import main
 from skill.sweep import grid, load_sweep, run_sweep, sweep_from_dict
 from training.config import packaged_config
-from training.run import RunFolderError
+from training.run_folder import RunFolderError
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = {
@@ -151,11 +151,11 @@ def test_output_folders(tmp_path: Path) -> None:
         run_sweep(cfg, other)
     out = tmp_path / "sweep"
     run_sweep(cfg, out)
-    with pytest.raises(RunFolderError, match=r"holds another sweep \(its deals differ\)"):
+    with pytest.raises(RunFolderError, match=r"holds another sweep \(its deals differ;"):
         run_sweep(sweep_from_dict({**TINY, "players": [3], "seeds": [0], "deals": 5}), out)
     moved = run_sweep(sweep_from_dict({**TINY, "players": [3], "seeds": [0], "deals": 5}), out, force=True).moved
-    assert moved and "moved the old folder" in moved
-    assert len(list(tmp_path.glob("sweep.old-*"))) == 1
+    assert moved is not None and moved.name.startswith("sweep.old-")
+    assert list(tmp_path.glob("sweep.old-*")) == [moved]
     assert (other / "mine.txt").read_text() == "keep"
 
 

@@ -20,7 +20,7 @@ from agurk.cli import main  # noqa: E402
 from agurk_env import engine, observation, state  # noqa: E402
 from agurk_env.rules import CARDS, Rules  # noqa: E402
 from training.config import ConfigError, config_from_dict, load_config  # noqa: E402
-from training.ppo import FastTrainer, Learner, Stats, Table, advantages, env_step  # noqa: E402
+from training.ppo import Games, Learner, PPOTrainer, Stats, advantages, env_step  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TWO_TRICKS = ("3 4", "2 2", "5 9", "6 K")  # seats 0..3
@@ -38,18 +38,18 @@ def hands(rules: Rules, *cards: str) -> np.ndarray:
 
 def rigged(
     rules: Rules, learner: list[bool], opponent: int, *cards: str, critic: str = "shared"
-) -> tuple[Learner, Table]:
+) -> tuple[Learner, Games]:
     """A learner and a one-game table dealt ``cards`` (seat 0 deals, so seat 1 leads)."""
     cfg = config_from_dict({**TINY, "preset": "standard", "rules": {"hand_size": rules.hand_size}, "critic": critic})
     lr = Learner(cfg)
-    t = Table.new(rules, 1, seed=0)
+    t = Games.new(rules, 1, seed=0)
     t.state = engine.set_hands(rules, t.state, hands(rules, *cards))
     t.learner[:] = learner
     t.opponent[:] = opponent
     return lr, t
 
 
-def step_all(lr: Learner, t: Table, n: int, stats: Stats | None = None) -> None:
+def step_all(lr: Learner, t: Games, n: int, stats: Stats | None = None) -> None:
     for _ in range(n):
         env_step(lr.cfg, t, lr.net, lr.pool, lr.buf, lr.rng, lr.gen, stats or Stats(), lr.critic)
         lr.buf.end_step()
@@ -105,7 +105,7 @@ def test_match_episode_gives_placement_when_a_seat_goes_out() -> None:
     rules = Rules(hand_size=1)
     cfg = config_from_dict({**TINY, "episode": "match", "rules": {"hand_size": 1}})
     lr = Learner(cfg)
-    t = Table.new(rules, 1, seed=0)
+    t = Games.new(rules, 1, seed=0)
     scored = t.state._replace(scores=np.array([[0, 20, 0, 0]], np.int32))
     t.state = engine.set_hands(rules, scored, hands(rules, "4", "K", "2", "3"))
     step_all(lr, t, 4)
@@ -336,9 +336,9 @@ def test_corrupt_missing_and_mismatched_checkpoints_give_one_line_errors(
     err = capsys.readouterr().err.strip()
     assert err.startswith("agurk: error: ") and "is not a checkpoint written by agurk train" in err and "\n" not in err
     # a real checkpoint whose network does not match the config
-    from training.ppo import FastTrainer
+    from training.ppo import PPOTrainer
 
-    FastTrainer(config_from_dict(TINY)).save(run / "checkpoints" / "latest.pt", 0.0)
+    PPOTrainer(config_from_dict(TINY)).save(run / "checkpoints" / "latest.pt", 0.0)
     assert main(["train", str(config), "--resume", str(run), "--set", "hidden=[8]"]) == 2
     err = capsys.readouterr().err.strip()
     assert "the config does not match the run: network" in err and "\n" not in err
@@ -453,7 +453,7 @@ def test_a_checkpoint_from_before_the_critic_key_still_plays_and_resumes(tiny_ru
     st = engine.init(rules, 8, seed=1)
     legal = engine.legal_mask(rules, st)
     assert legal[np.arange(8), agent.act_obs(observation.observe(rules, st), legal)].all()
-    trainer = FastTrainer(config_from_dict(data["config"]), resume=data)
+    trainer = PPOTrainer(config_from_dict(data["config"]), resume=data)
     assert trainer.learner.critic is None and trainer.global_step == data["global_step"]
     assert main(["train", "--resume", str(run), "--set", "total_steps=2000", "-q"]) == 0
     assert load_checkpoint(run / "checkpoints" / "latest.pt")["global_step"] >= 2000

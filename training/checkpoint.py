@@ -30,7 +30,7 @@ def atomic_write(path: str | Path, write: Callable[[IO[bytes]], Any]) -> None:
     """Create ``path`` from ``write(file)`` through a temporary file, flushed to disk, then ``os.replace``.
 
     An exception while writing (an interruption too) removes the temporary file and leaves
-    the previous ``path`` as it was; ``training.run`` holds stop signals back around a save.
+    the previous ``path`` as it was; ``training.schedule`` holds stop signals back around a save.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -40,6 +40,9 @@ from agurk_env.agent import Decision
 from agurk_env.rules import Rules
 from training.checkpoint import save_checkpoint
 from training.config import Config, ConfigError, config_from_dict, config_to_dict
+
+if TYPE_CHECKING:
+    from training.schedule import UpdateSink
 
 
 @dataclass
@@ -262,7 +265,7 @@ class ExpertTrainer:
         logs["expert/decisions_per_s"] = sum(p[1]["expert/decisions_per_s"] for p in parts)
         return data, logs
 
-    def train(self, schedule: Any) -> None:
+    def train(self, schedule: UpdateSink) -> None:
         """Generations until ``total_steps`` improved decisions (or ``time_limit``); ``schedule`` after each."""
         cfg = self.cfg
         started = time.perf_counter()

@@ -1,10 +1,10 @@
 """Masked PPO self-play on the batched engine, in the manner of CleanRL's ``ppo.py``.
 
-Read top to bottom: the game tables, the rollout buffer, the opponent pool, one engine
+Read top to bottom: the game batches, the rollout buffer, the opponent pool, one engine
 step, the advantages, the PPO update, then :func:`train`, the loop.
 
 **No per-game Python.** Each player count is one engine batch of ``num_envs`` games
-(:class:`Table`). An engine step plays one card in every game: where the seat to move is
+(:class:`Games`). An engine step plays one card in every game: where the seat to move is
 a learner seat the policy chooses (its observation, mask, card, log-probability and
 value are stored), elsewhere the opponent of that game does (one batched call per
 opponent kind). A game is either pure self-play (every seat is the learner; all their
@@ -16,7 +16,7 @@ learner, drawn preferring the snapshots the learner still loses to (PFSP).
 decision is linked to the same seat's next decision (``Buffer.next``). The reward of a
 transition is everything the seat earns between that decision and its next one: the
 round penalty lands when the round ends (often on a seat that did not play last) and is
-added to the seat's latest transition (``Table.last``), which is also marked ``done``
+added to the seat's latest transition (``Games.last``), which is also marked ``done``
 when the episode ends for that seat. Episodes (``episode``):
 
 - ``round``: each round is an episode; every seat in it gets ``-penalty_weight *
@@ -54,7 +54,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -80,11 +80,14 @@ from agurk_env.state import SIZE as STATE_SIZE
 from training.checkpoint import save_checkpoint
 from training.config import Config, PoolConfig, config_to_dict
 
-# ----------------------------------------------------------------------------- tables
+if TYPE_CHECKING:
+    from training.schedule import UpdateSink
+
+# ----------------------------------------------------------------------------- game batches
 
 
 @dataclass
-class Table:
+class Games:
     """One engine batch (one player count) and who sits where in each game."""
 
     rules: Rules
@@ -94,7 +97,7 @@ class Table:
     last: np.ndarray  # (B, P) int: buffer index of the seat's latest unresolved transition, -1 if none
 
     @classmethod
-    def new(cls, rules: Rules, games: int, seed: int) -> Table:
+    def new(cls, rules: Rules, games: int, seed: int) -> Games:
         """``games`` fresh matches of ``seed``, every seat the learner's until the pool draws."""
         p = rules.players
         return cls(
@@ -161,7 +164,7 @@ class Buffer:
         if self.n != self.starts[-1]:
             self.starts.append(self.n)
 
-    def carry(self, tables: list[Table]) -> None:
+    def carry(self, tables: list[Games]) -> None:
         """Start a new rollout keeping only the unresolved transitions, renumbered from 0."""
         keep = np.concatenate([t.last[t.last >= 0] for t in tables]) if tables else np.zeros(0, np.int64)
         keep.sort()
@@ -286,7 +289,7 @@ class Stats:
 
 def env_step(
     cfg: Config,
-    t: Table,
+    t: Games,
     net: PolicyNet,
     pool: Pool,
     buf: Buffer,
@@ -353,7 +356,7 @@ def env_step(
 
 
 def _end_rounds(
-    cfg: Config, t: Table, st: engine.State, pool: Pool, buf: Buffer, rng: np.random.Generator, stats: Stats
+    cfg: Config, t: Games, st: engine.State, pool: Pool, buf: Buffer, rng: np.random.Generator, stats: Stats
 ) -> engine.State:
     """Credit the rewards of the rounds that ended to their seats, end episodes, deal on, restart matches."""
     rules = t.rules
@@ -511,7 +514,7 @@ class Learner:
         self.global_step = 0  # learner decisions trained on
         self.update = 0
         self.best_score = float("-inf")
-        self.tables: list[Table] = []
+        self.tables: list[Games] = []
         capacity = sum(cfg.num_envs * r.players + cfg.num_envs * cfg.num_steps for r in self.rule_sets)
         self.buf = Buffer(capacity, actions, full_info=self.critic is not None)
 
@@ -519,7 +522,7 @@ class Learner:
         """Deal fresh games (seeded by the update count, so a resumed run gets new deals) and seat them."""
         self.tables = []
         for i, rules in enumerate(self.rule_sets):
-            t = Table.new(rules, self.cfg.num_envs, seed=self.cfg.seed * 1_000_003 + self.update * 101 + i)
+            t = Games.new(rules, self.cfg.num_envs, seed=self.cfg.seed * 1_000_003 + self.update * 101 + i)
             t.learner[:], t.opponent[:] = self.pool.draw(self.cfg.num_envs, rules.players, self.rng)
             self.tables.append(t)
         self.buf.n, self.buf.starts = 0, [0]
@@ -604,8 +607,8 @@ def train(
     return learner
 
 
-class FastTrainer:
-    """The ``algo: fast`` trainer behind ``agurk train``: :func:`train` with checkpoints and a schedule."""
+class PPOTrainer:
+    """The PPO trainer (``algo: fast``) behind ``agurk train``: :func:`train` with checkpoints and a schedule."""
 
     def __init__(self, cfg: Config, resume: dict[str, Any] | None = None) -> None:
         self.cfg = cfg
@@ -632,7 +635,7 @@ class FastTrainer:
         self.learner.best_score = best_score
         save_checkpoint(path, self.learner.net, algo="fast", config=config_to_dict(self.cfg), **self.learner.state())
 
-    def train(self, schedule: Any) -> None:
+    def train(self, schedule: UpdateSink) -> None:
         """Train to ``total_steps``; ``schedule.after_update`` logs, checkpoints and evaluates."""
 
         def on_update(learner: Learner, logs: dict[str, float], seconds: float) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -28,6 +28,9 @@ from agurk_env import observation
 from agurk_env.single_agent import sb3_vec_env
 from training.checkpoint import save_checkpoint
 from training.config import Config, config_to_dict
+
+if TYPE_CHECKING:
+    from training.schedule import UpdateSink
 
 
 def _extractor_class() -> type:
@@ -107,7 +110,7 @@ _SB3_NAMES = {
 
 
 class Sb3Trainer:
-    """The ``algo: sb3`` trainer behind ``agurk train`` (same interface as ``FastTrainer``)."""
+    """The ``algo: sb3`` trainer behind ``agurk train`` (same interface as ``PPOTrainer``)."""
 
     def __init__(self, cfg: Config, resume: dict[str, Any] | None = None) -> None:
         if cfg.threads:
@@ -158,7 +161,7 @@ class Sb3Trainer:
             sb3_zip=str(zip_path.resolve()),
         )
 
-    def train(self, schedule: Any) -> None:
+    def train(self, schedule: UpdateSink) -> None:
         """``model.learn`` to ``total_steps``; ``schedule.after_update`` runs after every update."""
         from stable_baselines3.common.callbacks import BaseCallback
 

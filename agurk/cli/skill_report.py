@@ -213,23 +213,17 @@ class _SkillMonitor:
 
 def _claim(out: Path, force: bool) -> str | None:
     """Make ``out`` the new output folder: missing or empty, else (``force``) the old one moved aside."""
-    from training.run import RunFolderError, claim_out
+    from agurk.cli.run_folders import folder_error, moved_text
+    from training.run_folder import RunFolderError, claim_out
 
-    if out.exists() and not out.is_dir():
-        raise CliError(f"--out {str(out)!r} exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise CliError(
-            f"--out {str(out)!r} is not empty; give a new or empty folder, or add --force to move it aside to "
-            f"{out}.old-<date>-<time>"
-        )
     try:
         moved = claim_out(out, force)
         out.mkdir(parents=True, exist_ok=True)
     except RunFolderError as e:
-        raise CliError(str(e)) from None
+        raise folder_error(e) from None
     except OSError as e:
         raise CliError(f"cannot write --out {str(out)!r}: {e.strerror or e}") from None
-    return moved
+    return moved_text(out, moved, "the report") if moved else None
 
 
 def run(args: argparse.Namespace) -> int:

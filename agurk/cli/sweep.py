@@ -22,6 +22,7 @@ from agurk.cli.common import (
     stderr_console,
     task_errors,
 )
+from agurk.cli.run_folders import folder_error, moved_text
 
 
 def add_parser(sub: Any) -> None:
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         from skill.sweep import load_sweep, run_sweep
         from training.config import ConfigError
-        from training.run import RunFolderError
+        from training.run_folder import RunFolderError
     except ImportError as e:  # torch and matplotlib are optional dependencies
         raise rl_extra_error("agurk sweep", (e.name or "torch").split(".")[0]) from None
     if args.workers is None:
@@ -136,13 +137,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         with task_errors(), SweepProgress(console, mode) as progress:
             result = run_sweep(cfg, Path(args.out), args.workers, backend, args.force, progress)
-    except (ConfigError, RunFolderError) as e:
+    except RunFolderError as e:
+        raise folder_error(e) from None
+    except ConfigError as e:
         raise CliError(str(e)) from None
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
     if result.moved:
-        print(result.moved, file=sys.stderr)
+        print(f"{PROG}: {moved_text(Path(args.out), result.moved, 'the sweep')}", file=sys.stderr)
     seconds = time.perf_counter() - start
     print(
         f"{len(result.ran) + len(result.resumed)} tasks ({len(result.resumed)} resumed, {len(result.ran)} run), "

@@ -6,12 +6,11 @@ import argparse
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agurk.cli.common import PROG, SB3_NEEDS, TRAIN_NEEDS, CliError, Formatter, require_rl, stderr_console
+from agurk.cli.stop_signals import Signals, signal_number
 
-if TYPE_CHECKING:
-    from training.run import Signals
 
 def add_parser(sub: Any) -> None:
     """Register ``agurk train`` on the subcommands ``sub``."""
@@ -26,9 +25,11 @@ def add_parser(sub: Any) -> None:
             "the heuristics), and eval.json (the last evaluation). --out refuses a folder that is not\n"
             "empty (--force moves it aside). Ctrl-C, SIGTERM and SIGHUP save latest.pt and exit with\n"
             "128 + the signal number (130, 143, 129); --resume continues from it, and refuses a config\n"
-            "whose rules, players or episode differ from the run's (unless --force). On a terminal a\n"
-            "progress bar shows; otherwise (a log file) a plain progress line every 30 s and at each\n"
-            "evaluation. A checkpoint plays as the agent 'ppo:RUN/checkpoints/best.pt'."
+            "whose rules, players or episode differ from the run's (unless --force); a run stopped before\n"
+            "its first checkpoint leaves its folder empty. Progress counts learner decisions toward\n"
+            "total_steps or time_limit, whichever ends the run first: on a terminal a progress bar,\n"
+            "otherwise (a log file) a plain line every 30 s and at each evaluation. The run ends with\n"
+            "learning_curve.png (every evaluation) and the command that evaluates checkpoints/best.pt."
         ),
         epilog=(
             "examples:\n"
@@ -78,13 +79,11 @@ def _note(text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Train a policy from a YAML config into a run folder (or continue one with --resume)."""
     try:
-        require_rl("agurk train", TRAIN_NEEDS)
-        from training.run import Signals
-
         with Signals() as signals:  # from here to the last line printed: a stop signal is never a traceback
+            require_rl("agurk train", TRAIN_NEEDS)
             return _train(args, signals)
     except KeyboardInterrupt as e:  # before training began (loading torch, the config, the checkpoint)
-        return _stopped_early(int(getattr(e, "signum", signal.SIGINT)))
+        return _stopped_early(signal_number(e))
 
 
 def _stopped_early(signum: int) -> int:
@@ -94,31 +93,34 @@ def _stopped_early(signum: int) -> int:
 
 
 def _train(args: argparse.Namespace, signals: Signals) -> int:
-    """Check the config, the resumed run and the run folder, train, and report (``signals`` entered)."""
+    """Check the config, the device, the resumed run and the run folder, train, and report (``signals`` entered)."""
     from agents.policy import CheckpointError
+    from agurk.cli.run_folders import folder_error, moved_text, resume_error
+    from agurk.cli.train_progress import Progress, eval_text
     from training.config import ConfigError
-    from training.run import (
-        RunFolderError,
-        claim_out,
-        default_out,
-        eval_text,
-        execute,
-        resolve_config,
-        resume_checkpoint,
-    )
+    from training.resume import ResumeError, resolve_config, resume_checkpoint
+    from training.run import check_device, execute
+    from training.run_folder import RunFolderError, claim_out, default_out
 
+    if args.config is None and args.resume is None:
+        raise CliError("give a CONFIG.yaml (or --resume RUN_DIR to continue a run)")
+    out = Path(args.out) if args.out else Path(args.resume) if args.resume else None
     try:
         cfg = resolve_config(args.config, args.resume, args.set)
         if cfg.algo == "sb3":
             require_rl("agurk train with algo: sb3", SB3_NEEDS)
+        check_device(cfg)
         resume = resume_checkpoint(args.resume, cfg, args.force) if args.resume else None
-        out = Path(args.out) if args.out else Path(args.resume) if args.resume else None
         moved = claim_out(out, args.force, args.resume) if out is not None else None
         out = out if out is not None else default_out(args.config)
-    except (ConfigError, CheckpointError, RunFolderError) as e:
+    except ResumeError as e:
+        raise resume_error(e) from None
+    except RunFolderError as e:
+        raise folder_error(e, "--resume" if args.resume and e.folder == Path(args.resume) else "--out") from None
+    except (ConfigError, CheckpointError) as e:
         raise CliError(str(e)) from None
     if moved:
-        _note(moved)
+        _note(moved_text(out, moved))
     if resume is not None:
         for difference in resume.forced:
             _note(f"--force: continuing the run on a new game; {difference}")
@@ -127,17 +129,23 @@ def _train(args: argparse.Namespace, signals: Signals) -> int:
             _note(f"resuming {args.resume} at step {resume.step:,}{changes}")
     console = stderr_console()
     mode = "off" if args.quiet else "bar" if console.is_terminal else "lines"
+    start = resume.step if resume else 0
+    progress = Progress(console, cfg.total_steps, start, mode, cfg.time_limit * 60)
     try:
-        summary = execute(cfg, out, resume.data if resume else None, console, mode, signals)
-    except (ConfigError, CheckpointError, RunFolderError) as e:
+        summary = execute(cfg, out, resume.data if resume else None, progress, signals)
+    except RunFolderError as e:
+        raise folder_error(e) from None
+    except (ConfigError, CheckpointError) as e:
         raise CliError(str(e)) from None
-    steps = summary["global_step"] - summary["start_step"]
+    decisions = summary["global_step"] - summary["start_step"]
+    ended = f"stopped at the time limit ({cfg.time_limit:g} min) " if summary["time_limit"] else ""
     line = (
-        f"{summary['global_step']:,} steps ({steps:,} in this run, {summary['decisions_per_s']:,.0f} steps/s, "
-        f"{summary['seconds']:.0f} s); eval vs {cfg.eval.opponent}: {eval_text(summary['eval'])} -> {out}"
+        f"{ended}{summary['global_step']:,} decisions ({decisions:,} in this run, "
+        f"{summary['decisions_per_s']:,.0f} decisions/s, {summary['seconds']:.0f} s); "
+        f"eval vs {cfg.eval.opponent}: {eval_text(summary['eval'])} -> {out}"
     )
-    if summary["interrupted"]:
-        signum = summary["signal"]
+    if summary["stop"] is not None:
+        signum = signal_number(summary["stop"])
         if not summary["saved"]:
             return _stopped_early(signum)
         latest, name = out / "checkpoints" / "latest.pt", signal.Signals(signum).name
@@ -146,4 +154,21 @@ def _train(args: argparse.Namespace, signals: Signals) -> int:
         print(line, file=sys.stderr)
         return 128 + signum
     print(line)
+    for text in _next_steps(cfg, summary):
+        print(text)
     return 0
+
+
+def _next_steps(cfg: Any, summary: dict[str, Any]) -> list[str]:
+    """Where the best checkpoint and the learning curve are, and the command that evaluates the checkpoint."""
+    out = []
+    if summary["curve"]:
+        out.append(f"learning curve: {summary['curve']}")
+    if summary["best"]:
+        players = cfg.rule_sets()[0].players
+        agents = ",".join([f"ppo:{summary['best']}"] + [cfg.eval.opponent] * (players - 1))
+        preset = "" if cfg.preset == "standard" else f" --rules {cfg.preset}"
+        extra = "".join(f" --set {k}={v}" for k, v in {**cfg.rules, "players": players}.items())
+        out.append(f"best checkpoint: {summary['best']}")
+        out.append(f"next: agurk evaluate --agents {agents}{preset}{extra}")
+    return out

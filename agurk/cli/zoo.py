@@ -61,7 +61,7 @@ def _listing(rows: list[dict[str, Any]]) -> None:
 
 def _run_facts(run: Path) -> tuple[float | None, dict[str, Any] | None]:
     """A run folder's training seconds (its kept checkpoints) and last evaluation, where it has them."""
-    from training.run import read_kept
+    from training.run_folder import read_kept
 
     if not run.is_dir():
         return None, None

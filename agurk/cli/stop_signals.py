@@ -1,0 +1,101 @@
+"""Stop signals of ``agurk train``: SIGINT, SIGTERM and SIGHUP stop training like Ctrl-C, never mid-checkpoint.
+
+:class:`Signals` raises :class:`Interrupted` (a ``KeyboardInterrupt``) in the main thread;
+it is the ``stops`` of :func:`training.run.execute`, which saves ``latest.pt`` when one
+arrives, and holds a signal back while a checkpoint is being written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+"""The signals that stop training and save ``latest.pt`` (those the platform has)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Training stopped by the signal ``signum`` (a KeyboardInterrupt, so whatever handles Ctrl-C handles it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def signal_number(stop: KeyboardInterrupt) -> int:
+    """The signal behind ``stop``: its ``signum``, or SIGINT for a plain KeyboardInterrupt."""
+    return int(getattr(stop, "signum", signal.SIGINT))
+
+
+def _note(text: str) -> None:
+    """One ``agurk: ...`` line on stderr, safe inside a signal handler (one unbuffered write, no ``print``)."""
+    with contextlib.suppress(OSError):
+        os.write(2, f"agurk: {text}\n".encode())
+
+
+class Signals:
+    """While entered: SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` in the main thread, like Ctrl-C.
+
+    Inside :meth:`held` (a checkpoint being written) a signal is noted on stderr and raised
+    when the outermost block ends, so the file is complete first. After :meth:`stop` (the
+    final checkpoint) every signal is only noted, until the outermost ``with`` ends (the
+    handlers are installed once, however deeply entered). A signal the process ignores
+    (SIGHUP under ``nohup``) stays ignored; outside the main thread nothing is installed.
+    """
+
+    def __init__(self) -> None:
+        self.stopping = False
+        self._depth = 0
+        self._held = 0
+        self._pending: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> Signals:
+        self._depth += 1
+        if self._depth == 1 and threading.current_thread() is threading.main_thread():
+            for name in STOP_SIGNALS:
+                signum = getattr(signal, name, None)
+                if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:
+                    self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            for signum, handler in self._previous.items():
+                signal.signal(signum, handler)
+            self._previous.clear()
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        name = signal.Signals(signum).name
+        if self._held:
+            _note(f"{name} received while writing a checkpoint; stopping once it is written")
+            if self._pending is None:
+                self._pending = signum
+        elif self.stopping:
+            _note(f"{name} received; already stopping")
+        else:
+            self.stopping = True
+            raise Interrupted(signum)
+
+    def stop(self) -> None:
+        """From now on, only note signals (the run is stopping or done)."""
+        self.stopping = True
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold signals back for the block; one that arrived is raised once the outermost block ends."""
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+        if not self._held and self._pending is not None:
+            signum, self._pending = self._pending, None
+            if not self.stopping:
+                self.stopping = True
+                raise Interrupted(signum)
