@@ -115,6 +115,15 @@ def test_a_ray_address_needs_the_ray_backend(capsys, argv: list[str]) -> None:
     assert err == "agurk: error: --ray-address needs --backend ray\n"
 
 
+def test_a_ray_address_where_nothing_answers_is_one_line_at_once() -> None:
+    pytest.importorskip("ray")
+    argv = ["evaluate", "--agents", "guard,random,random,random", "--matches", "5", "--backend", "ray"]
+    command = [sys.executable, "-m", "agurk.cli", *argv, "--ray-address", "127.0.0.1:1"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)  # it hung for minutes before
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == "agurk: error: cannot reach the Ray cluster at '127.0.0.1:1' (Connection refused)\n"
+
+
 # ----------------------------------------------------------------------------- a local Ray instance
 
 

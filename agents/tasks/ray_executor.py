@@ -8,6 +8,8 @@ failed and lost tasks alike, as on the local backend.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,12 +20,30 @@ from agents.tasks.backend import BackendError, one_line
 
 SEND_EVERY = 0.5
 """Seconds between two progress messages of one task (the last value comes back with the result)."""
+CONNECT_SECONDS = 10.0
+"""Seconds to wait for a cluster's address to answer before giving up (``ray.init`` itself would wait for minutes)."""
+
+
+def _check_reachable(address: str) -> None:
+    """:class:`BackendError` when nothing answers at ``address``'s ``HOST:PORT`` (``auto``: ``RAY_ADDRESS``, if set)."""
+    target = os.environ.get("RAY_ADDRESS", "") if address == "auto" else address
+    host, colon, port = target.removeprefix("ray://").rpartition(":")
+    if not colon or not port.isdigit():
+        return  # an address Ray resolves itself (auto without RAY_ADDRESS: the cluster started on this machine)
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=CONNECT_SECONDS).close()
+    except OSError as e:
+        timed_out = isinstance(e, TimeoutError)
+        reason = f"no answer at {host}:{port} within {CONNECT_SECONDS:g} s" if timed_out else e.strerror or one_line(e)
+        raise BackendError(f"cannot reach the Ray cluster at {address!r} ({reason})") from None
 
 
 def connect(address: str | None, workers: int) -> None:
     """Use the Ray instance of this process, else connect to ``address``, else start one with ``workers`` CPUs."""
     if ray.is_initialized():
         return
+    if address is not None:
+        _check_reachable(address)
     try:
         if address is None:
             ray.init(num_cpus=workers, logging_level=logging.WARNING)
