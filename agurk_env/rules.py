@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Literal, TypeVar
+
+from agurk_env.options import OptionError, check, declared, option, unknown
+from agurk_env.options import check_choice as check_choice
+from agurk_env.options import split_assignment as split_assignment
 
 CARDS: tuple[str, ...] = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "X")
 """Card names in action order: action ``i`` plays ``CARDS[i]`` (``X`` = joker)."""
@@ -29,33 +33,7 @@ LastTrickTies = Literal["all", "winner"]
 LimitRule = Literal["reach", "exceed"]
 MatchEnd = Literal["last_standing", "first_out"]
 
-CHOICES: dict[str, tuple[str, ...]] = {
-    "ace": get_args(Ace),
-    "first_leader": get_args(FirstLeader),
-    "beat_target": get_args(BeatTarget),
-    "equal_beats": get_args(EqualBeats),
-    "beat_choice": get_args(BeatChoice),
-    "ace_lock": get_args(AceLock),
-    "scoring": get_args(Scoring),
-    "last_trick_ties": get_args(LastTrickTies),
-    "limit_rule": get_args(LimitRule),
-    "match_end": get_args(MatchEnd),
-}
-"""The allowed values of every choice option, read off its ``Literal`` type."""
-_INT_MIN: dict[str, int] = {
-    "players": 2,
-    "hand_size": 1,
-    "jokers": 0,
-    "ace_points": 0,
-    "limit": 1,
-    "rebuys": 0,
-    "rebuy_min_others": 0,
-    "lives": 0,
-}
-_INT_MAX: dict[str, int] = {"players": 8, "jokers": 2}
-
-
-class RulesError(ValueError):
+class RulesError(OptionError):
     """An invalid option, value or combination of options (one-line message)."""
 
 
@@ -63,15 +41,15 @@ class RulesError(ValueError):
 class Rules:
     """Every rule option of RULES.md, resolved; see ``agurk rules`` for presets."""
 
-    players: int = 4
+    players: int = option(4, low=2, high=8)
     """Seats at the table, 2..8."""
-    hand_size: int = 7
+    hand_size: int = option(7, low=1)
     """Cards dealt to each seat, and tricks per round."""
-    jokers: int = 0
+    jokers: int = option(0, low=0, high=2)
     """Jokers (``X``, strength and points 15) added to the 52-card deck: 0, 1 or 2."""
     ace: Ace = "high"
     """Ace strength: ``high`` (14), ``low`` (1) or ``low_in_last_trick`` (14, but 1 in the last trick)."""
-    ace_points: int | None = None
+    ace_points: int | None = option(None, low=0)
     """Penalty points of an ace; ``None`` resolves to 14 (1 when ``ace=low``)."""
     first_leader: FirstLeader = "left_of_dealer"
     """Who leads trick 1: the seat left of the dealer, or the dealer."""
@@ -90,21 +68,22 @@ class Rules:
     """Which tricks score: only the last one, or every trick."""
     last_trick_ties: LastTrickTies = "all"
     """In the last trick, every seat with a card of the winning strength scores (``all``) or only the winner."""
-    limit: int = 30
+    limit: int = option(30, low=1)
     """Points at which a seat goes out (points mode)."""
     limit_rule: LimitRule = "reach"
     """Out when the score reaches (>=) or exceeds (>) the limit."""
     match_end: MatchEnd = "last_standing"
     """The match ends when one seat is left, or after the first round in which anyone goes out."""
-    rebuys: int = 0
+    rebuys: int = option(0, low=0)
     """Rebuys per seat (points mode with ``last_standing`` only)."""
-    rebuy_min_others: int = 0
+    rebuy_min_others: int = option(0, low=0)
     """Other seats that must stay in for a rebuy to be allowed."""
-    lives: int = 0
+    lives: int = option(0, low=0)
     """Lives per seat; 0 plays points mode."""
 
     def __post_init__(self) -> None:
-        if self.ace_points is None and self.ace in CHOICES["ace"]:
+        check(self, RulesError)
+        if self.ace_points is None:
             object.__setattr__(self, "ace_points", 1 if self.ace == "low" else 14)
         _validate(self)
 
@@ -134,7 +113,7 @@ class Rules:
         """Build from a (partial) option dict; unknown options are refused."""
         for key in data:
             if key not in OPTION_NAMES:
-                raise RulesError(f"unknown rule option {key!r}; options are: {', '.join(OPTION_NAMES)}")
+                raise RulesError(str(unknown(key, OPTION_NAMES, "rule option")))
         return cls(**data)
 
     @classmethod
@@ -154,6 +133,8 @@ class Rules:
 
 
 OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Rules))
+CHOICES: dict[str, tuple[str, ...]] = {o.name: o.choices for o in declared(Rules).values() if o.choices}
+"""The allowed values of every choice option, read off its declaration."""
 
 _EVERY_TRICK = {
     "ace": "low",
@@ -187,13 +168,6 @@ PRESETS: dict[str, dict[str, Any]] = {
 """Each preset as the options that differ from the defaults (RULES.md)."""
 
 
-def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> None:
-    """Raise ``ValueError`` naming ``name`` unless ``value`` is one of ``allowed``."""
-    allowed = tuple(allowed)
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, not {value!r}")
-
-
 def make_rules(rules: str | Rules = "standard", **options: Any) -> Rules:
     """A preset name or a :class:`Rules`, with any rule options overridden on top."""
     if isinstance(rules, Rules):
@@ -203,50 +177,18 @@ def make_rules(rules: str | Rules = "standard", **options: Any) -> Rules:
     raise TypeError(f"rules must be a preset name or a Rules object, not {type(rules).__name__}")
 
 
-def split_assignment(item: str, example: str) -> tuple[str, str]:
-    """``"KEY=VALUE"`` to ``(key, value)``, stripped; ``ValueError`` naming ``example`` when malformed.
-
-    The one reader of ``--set`` items, for rule options and config keys alike.
-    """
-    key, sep, value = item.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise ValueError(f"--set needs {example}, not {item!r}")
-    return key, value.strip()
-
-
 def parse_option(name: str, text: str) -> Any:
-    """Convert a command-line ``OPTION=VALUE`` string to the option's type."""
+    """Convert a command-line ``OPTION=VALUE`` string to the option's type (the one converter of options)."""
     if name not in OPTION_NAMES:
-        raise RulesError(f"unknown rule option {name!r}; options are: {', '.join(OPTION_NAMES)}")
-    if name == "twos_rule":
-        low = text.strip().lower()
-        if low in ("true", "1", "yes", "on"):
-            return True
-        if low in ("false", "0", "no", "off"):
-            return False
-        raise RulesError(f"twos_rule must be true or false, not {text!r}")
-    if name in _INT_MIN:
-        try:
-            return int(text)
-        except ValueError:
-            raise RulesError(f"{name} must be an integer, not {text!r}") from None
-    return text
+        raise RulesError(str(unknown(name, OPTION_NAMES, "rule option")))
+    try:
+        return declared(Rules)[name].convert(text)
+    except OptionError as e:
+        raise RulesError(str(e)) from None
 
 
 def _validate(r: Rules) -> None:
-    for name, allowed in CHOICES.items():
-        value = getattr(r, name)
-        if value not in allowed:
-            raise RulesError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
-    if not isinstance(r.twos_rule, bool):
-        raise RulesError(f"twos_rule must be true or false, not {r.twos_rule!r}")
-    for name, low in _INT_MIN.items():
-        value = getattr(r, name)
-        high = _INT_MAX.get(name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-            bound = f"{low}..{high}" if high is not None else f">= {low}"
-            raise RulesError(f"{name} must be an integer {bound}, not {value!r}")
+    """Refuse the impossible combinations of options (each option alone is checked by its declaration)."""
     if r.players * r.hand_size > r.deck_size:
         raise RulesError(
             f"hand_size must be at most {r.deck_size // r.players} for {r.players} players "

@@ -164,8 +164,8 @@ def test_expert_run_can_start_from_a_checkpoint(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "words"),
     [
-        ("worlds", 0, "expert.worlds must be > 0"),
-        ("temperature", -1, "expert.temperature must be > 0"),
+        ("worlds", 0, "expert.worlds must be an integer >= 1"),
+        ("temperature", -1, "expert.temperature must be a number > 0"),
         ("moves", "mixed", "expert.moves must be one of greedy, sample"),
         ("init", "no/such/run", "expert.init: no checkpoint"),
         ("wrld", 3, "unknown config key 'expert.wrld'"),

@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.resources
-import re
-import types
-import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 
+from agurk_env.options import OptionError, build, option, split_assignment
 from agurk_env.rewards import Episode
-from agurk_env.rules import PRESETS, Rules, RulesError, split_assignment
+from agurk_env.rules import PRESETS, Rules, RulesError
 
 Algo = Literal["fast", "sb3", "expert"]
 """The trainers: the fast batched-engine PPO, or sb3-contrib's MaskablePPO."""
@@ -30,7 +28,7 @@ Critic = Literal["shared", "full_info"]
 """The fast trainer's value function: a head on the policy's trunk, or a network of its own on the full state."""
 
 
-class ConfigError(ValueError):
+class ConfigError(OptionError):
     """A bad config file, key or value (one-line message naming the key)."""
 
 
@@ -44,21 +42,21 @@ def packaged_config(name: str) -> Path:
 
 @dataclass
 class PoolConfig:
-    """Who sits at the other seats of each new training match (shares are normalized)."""
+    """Who sits at the other seats of each new training match (shares of matches, each in 0..1, normalized)."""
 
-    self_play: float = 0.5
+    self_play: float = option(0.5, low=0, high=1)
     """Share of matches where the learner plays every seat (all seats' decisions are trained on)."""
-    snapshots: float = 0.2
+    snapshots: float = option(0.2, low=0, high=1)
     """Share of matches against a past snapshot of the learner in every other seat (self-play if none yet)."""
-    agents: dict[str, float] = field(default_factory=lambda: {"heuristic": 0.3})
+    agents: dict[str, float] = option({"heuristic": 0.3}, low=0, high=1)
     """Agent specs (``agurk agents``: ``heuristic``, ``counter``, ``ppo:PATH``...) and their shares of matches."""
-    snapshot_every: int = 10
+    snapshot_every: int = option(10, low=1)
     """Updates between two snapshots of the learner joining the pool."""
-    max_snapshots: int = 8
+    max_snapshots: int = option(8, low=1)
     """Snapshots kept; the oldest is dropped beyond this."""
-    pfsp_power: float = 2.0
+    pfsp_power: float = option(2.0, low=0)
     """A snapshot is drawn with weight ``(1 - w) ** pfsp_power``, ``w`` the learner's recent win rate against it."""
-    win_rate_decay: float = 0.9
+    win_rate_decay: float = option(0.9, low=0, below=1)
     """Per-update decay of the running win rates behind the snapshot weights (``0``: only the last update)."""
 
 
@@ -66,19 +64,19 @@ class PoolConfig:
 class EvalConfig:
     """Periodic evaluation: duplicate-deal tournaments against copies of one agent (``agurk evaluate``)."""
 
-    every: int = 2_000_000
+    every: int = option(2_000_000, low=0)
     """Learner decisions between evaluations (``0``: only at the end of training)."""
-    deals: int = 300
+    deals: int = option(300, low=1)
     """Duplicate deals per periodic evaluation (each played in every seat rotation)."""
-    final_deals: int = 1000
+    final_deals: int = option(1000, low=1)
     """Duplicate deals of the evaluation at the end of training."""
     opponent: str = "heuristic"
     """Agent spec in every other seat (``heuristic`` is the strongest heuristic, ``guard``)."""
     sample: bool = False
     """Evaluate the sampled policy instead of the greedy one (most probable legal card)."""
-    seed: int = 20_240_601
+    seed: int = option(20_240_601, low=0)
     """Seed of the evaluation deals (the same deals at every evaluation)."""
-    resamples: int = 400
+    resamples: int = option(400, low=1)
     """Bootstrap resamples behind the 95% intervals."""
 
 
@@ -88,38 +86,38 @@ class ExpertConfig:
 
     init: str = ""
     """Checkpoint or run folder whose network starts the run, e.g. a PPO run's (empty: a fresh network)."""
-    games: int = 256
+    games: int = option(256, low=1)
     """Self-play games played side by side per player count in each shard of a generation."""
-    decisions: int = 32_768
+    decisions: int = option(32_768, low=1)
     """Improved decisions (positions with a choice) collected per generation; one training phase follows each."""
-    shards: int = 1
+    shards: int = option(1, low=1)
     """Tasks a generation is split into (each plays its share of the decisions; the data depend on it)."""
-    workers: int = 1
+    workers: int = option(1, low=1)
     """Local worker processes that play the shards side by side (1: in the training process; the data do not
     depend on it), or the CPUs of a local Ray instance."""
     backend: Literal["local", "ray"] = "local"
     """Where the shards run: worker processes on this machine, or Ray (``ray_address``, or a local instance)."""
     ray_address: str = ""
     """``backend: ray`` only: the cluster to connect to (``auto``, ``HOST:PORT``; empty: start a local instance)."""
-    worlds: int = 8
+    worlds: int = option(8, low=1)
     """Sampled deals of the unseen cards per decision (the operator's ``worlds``)."""
-    rollouts: int = 1
+    rollouts: int = option(1, low=1)
     """Rollouts per world and card (more than 1 helps with ``moves: sample`` only)."""
     moves: Literal["greedy", "sample"] = "greedy"
     """How every seat plays in the rollouts: the network's most probable card, or a card drawn from it."""
-    leaf: int = 0
+    leaf: int = option(0, low=0)
     """Solve the last ``leaf`` tricks of every rollout exactly (exact late, fusion-free early; ``0``: rollouts only)."""
     belief: bool = False
     """Weight the worlds by the likelihood of the opponents' plays this round under the network (self-play: right)."""
-    temperature: float = 0.05
+    temperature: float = option(0.05, above=0)
     """The improved policy is ``softmax(values / temperature)`` over the legal cards (values: utility, about -1..0)."""
     play: Literal["improved", "policy"] = "improved"
     """Who plays the self-play games: a card drawn from the improved policy, or from the network itself."""
-    epochs: int = 2
+    epochs: int = option(2, low=1)
     """Passes over the kept data after each generation."""
-    window: int = 4
+    window: int = option(4, low=1)
     """Generations of data kept for training (the newest ``window``)."""
-    value_coef: float = 0.5
+    value_coef: float = option(0.5, low=0)
     """Weight of the value head's squared error (target: the mover's round reward, as PPO's) in the loss."""
 
 
@@ -129,13 +127,13 @@ class Config:
 
     algo: Algo = "fast"
     """``fast``: masked PPO on the batched engine (training/ppo.py); ``sb3``: MaskablePPO on ``sb3_vec_env``."""
-    seed: int = 1
+    seed: int = option(1, low=0)
     """Seed of the deals, the pool draws and torch."""
     preset: str = "standard"
     """Rule preset (``agurk rules``)."""
-    rules: dict[str, Any] = field(default_factory=dict)
+    rules: dict[str, Any] = option({})
     """Rule options over the preset (``{limit: 21}``); ``players`` goes in ``players``."""
-    players: list[int] = field(default_factory=list)
+    players: list[int] = option([])
     """Player counts trained side by side, one batch of ``num_envs`` games each (empty: the preset's)."""
     episode: Episode = "round"
     """``round``: an episode is one round; ``match``: one whole match (rounds chained, placement at the end)."""
@@ -143,61 +141,61 @@ class Config:
     """Each round gives every seat ``-penalty_weight * penalty / limit``."""
     placement_weight: float = 1.0
     """``episode: match`` only: a seat leaving the match also gets ``placement_weight * placement`` (+1 .. -1)."""
-    total_steps: int = 5_000_000
+    total_steps: int = option(5_000_000, low=1)
     """Learner decisions to collect and train on (one decision = one card the learner chose)."""
-    time_limit: float = 0.0
+    time_limit: float = option(0.0, low=0)
     """Stop after this many minutes of training even before ``total_steps`` (``0``: no limit)."""
-    num_envs: int = 1024
+    num_envs: int = option(1024, low=1)
     """Games played side by side per player count."""
-    num_steps: int = 32
+    num_steps: int = option(32, low=1)
     """Engine steps (one card in every game) per rollout."""
-    learning_rate: float = 1e-3
+    learning_rate: float = option(1e-3, above=0)
     """Adam step size."""
     anneal_lr: bool = True
     """Decay the step size linearly to 0 over ``total_steps``."""
-    gamma: float = 1.0
+    gamma: float = option(1.0, low=0, high=1)
     """Discount per learner decision."""
-    gae_lambda: float = 0.95
+    gae_lambda: float = option(0.95, low=0, high=1)
     """GAE lambda."""
-    minibatch_size: int = 4096
+    minibatch_size: int = option(4096, low=1)
     """Transitions per gradient step."""
-    update_epochs: int = 2
+    update_epochs: int = option(2, low=1)
     """Passes over each rollout."""
     norm_adv: bool = True
     """Normalize advantages per minibatch."""
-    clip_coef: float = 0.2
+    clip_coef: float = option(0.2, above=0)
     """PPO ratio clip."""
     clip_vloss: bool = False
     """Clip the value loss too."""
-    ent_coef: float = 0.01
+    ent_coef: float = option(0.01, low=0)
     """Entropy bonus."""
-    vf_coef: float = 0.5
+    vf_coef: float = option(0.5, low=0)
     """Value loss weight."""
-    max_grad_norm: float = 0.5
+    max_grad_norm: float = option(0.5, low=0)
     """Gradient clipping norm."""
-    target_kl: float = 0.0
+    target_kl: float = option(0.0, low=0)
     """Stop an update's epochs early once the approximate KL exceeds this (``0``: never)."""
-    hidden: list[int] = field(default_factory=lambda: [128, 128])
+    hidden: list[int] = option([128, 128], low=1)
     """Widths of the MLP trunk (ReLU; the ``full_info`` critic's too); the policy and value heads are linear on top."""
     critic: Critic = "shared"
     """Value function: ``shared`` (a head on the policy's trunk) or ``full_info`` (a network on the full state)."""
-    threads: int = 1
+    threads: int = option(1, low=0)
     """Torch CPU threads (``0``: torch's default, every core); one is fastest on a busy 2-core machine."""
     device: str = "cpu"
     """Torch device of the learner (``cpu`` or ``cuda``); the engine always runs on the CPU."""
-    checkpoint_every: int = 0
+    checkpoint_every: int = option(0, low=0)
     """Learner decisions between ``latest`` checkpoints besides the evaluations (``0``: at evaluations only)."""
-    checkpoint_minutes: float = 0.0
+    checkpoint_minutes: float = option(0.0, low=0)
     """Minutes of wall time between ``latest`` checkpoints besides the others (``0``: none by time)."""
     keep_checkpoints: bool = False
     """Keep a copy of every ``latest`` save as ``checkpoints/step-STEP.pt``, listed in ``checkpoints/kept.csv``."""
-    sb3_n_steps: int = 28
+    sb3_n_steps: int = option(28, low=1)
     """``algo: sb3`` only: MaskablePPO's ``n_steps`` per game."""
-    pool: PoolConfig = field(default_factory=PoolConfig)
+    pool: PoolConfig = dataclasses.field(default_factory=PoolConfig)
     """Opponents of the learner."""
-    eval: EvalConfig = field(default_factory=EvalConfig)
+    eval: EvalConfig = dataclasses.field(default_factory=EvalConfig)
     """Periodic evaluation."""
-    expert: ExpertConfig = field(default_factory=ExpertConfig)
+    expert: ExpertConfig = dataclasses.field(default_factory=ExpertConfig)
     """``algo: expert`` only: the rollout operator, the self-play generations and their training."""
 
     def rule_sets(self) -> list[Rules]:
@@ -207,16 +205,7 @@ class Config:
 
 
 def _check(cfg: Config) -> None:
-    """Refuse values out of range, naming the key."""
-
-    def positive(key: str, value: float) -> None:
-        if value <= 0:
-            raise ConfigError(f"{key} must be > 0, not {value!r}")
-
-    def non_negative(key: str, value: float) -> None:
-        if value < 0:
-            raise ConfigError(f"{key} must be >= 0, not {value!r}")
-
+    """Refuse the combinations a single key's declaration cannot, naming the key (each key alone: its declaration)."""
     if cfg.preset not in PRESETS:
         raise ConfigError(f"preset must be one of {', '.join(PRESETS)}, not {cfg.preset!r}")
     if "players" in cfg.rules:
@@ -231,31 +220,13 @@ def _check(cfg: Config) -> None:
         raise ConfigError("players must name one player count with algo: sb3")
     if cfg.algo == "sb3" and cfg.critic != "shared":
         raise ConfigError(f"critic must be shared with algo: sb3, not {cfg.critic!r}")
-    for key in ("total_steps", "num_envs", "num_steps", "learning_rate", "minibatch_size", "update_epochs"):
-        positive(key, getattr(cfg, key))
-    losses = ("ent_coef", "vf_coef", "max_grad_norm", "target_kl")
-    for key in ("time_limit", *losses, "threads", "checkpoint_every", "checkpoint_minutes"):
-        non_negative(key, getattr(cfg, key))
-    for key in ("gamma", "gae_lambda"):
-        if not 0 <= getattr(cfg, key) <= 1:
-            raise ConfigError(f"{key} must be in 0..1, not {getattr(cfg, key)!r}")
-    positive("clip_coef", cfg.clip_coef)
-    positive("sb3_n_steps", cfg.sb3_n_steps)
-    if not cfg.hidden or any(h <= 0 for h in cfg.hidden):
-        raise ConfigError(f"hidden must list one or more positive widths, not {cfg.hidden!r}")
+    if not cfg.hidden:
+        raise ConfigError("hidden must list one or more positive widths, not []")
     if cfg.device not in ("cpu", "cuda") and not cfg.device.startswith("cuda:"):
         raise ConfigError(f"device must be cpu or cuda, not {cfg.device!r}")
     pool = cfg.pool
-    for key in ("self_play", "snapshots", "pfsp_power"):
-        non_negative(f"pool.{key}", getattr(pool, key))
-    for spec, share in pool.agents.items():
-        non_negative(f"pool.agents.{spec}", share)
     if pool.self_play + pool.snapshots + sum(pool.agents.values()) <= 0:
         raise ConfigError("pool: the shares of self_play, snapshots and agents must not all be 0")
-    positive("pool.snapshot_every", pool.snapshot_every)
-    positive("pool.max_snapshots", pool.max_snapshots)
-    if not 0 <= pool.win_rate_decay < 1:
-        raise ConfigError(f"pool.win_rate_decay must be in [0, 1), not {pool.win_rate_decay!r}")
     from agents.registry import AgentSpecError, parse_spec
 
     for key, spec in [*((f"pool.agents.{s}", s) for s in pool.agents), ("eval.opponent", cfg.eval.opponent)]:
@@ -263,88 +234,26 @@ def _check(cfg: Config) -> None:
             parse_spec(spec)
         except AgentSpecError as e:
             raise ConfigError(f"{key}: {e}") from None
-    non_negative("eval.every", cfg.eval.every)
-    for key in ("deals", "final_deals", "resamples"):
-        positive(f"eval.{key}", getattr(cfg.eval, key))
     ex = cfg.expert
-    for key in ("games", "decisions", "shards", "workers", "worlds", "rollouts", "temperature", "epochs", "window"):
-        positive(f"expert.{key}", getattr(ex, key))
-    for key in ("leaf", "value_coef"):
-        non_negative(f"expert.{key}", getattr(ex, key))
     if ex.ray_address and ex.backend != "ray":
         raise ConfigError("expert.ray_address needs expert.backend: ray")
     if ex.init and not Path(ex.init).exists():
         raise ConfigError(f"expert.init: no checkpoint or run folder {ex.init!r}")
-    if cfg.seed < 0 or cfg.eval.seed < 0:
-        raise ConfigError(f"seed and eval.seed must be >= 0, not {cfg.seed} and {cfg.eval.seed}")
-
-
-_EXPONENT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
-"""A number in exponent notation without a dot (``3e-4``), which YAML 1.1 leaves a string."""
-
-
-def _convert(key: str, hint: Any, value: Any) -> Any:
-    """``value`` as type ``hint`` (YAML already parsed it), or a :class:`ConfigError` naming ``key``."""
-    origin = typing.get_origin(hint)
-    if dataclasses.is_dataclass(hint):
-        if not isinstance(value, dict):
-            raise ConfigError(f"{key} must be a mapping of its keys, not {value!r}")
-        return build_dataclass(hint, value, f"{key}.")
-    if hint is Any:
-        return value
-    if origin in (typing.Union, types.UnionType):
-        return _convert(key, typing.get_args(hint)[0], value)
-    if origin is list:
-        (item,) = typing.get_args(hint)
-        if not isinstance(value, list):
-            value = [value]
-        return [_convert(f"{key}[{i}]", item, v) for i, v in enumerate(value)]
-    if origin is dict:
-        _, item = typing.get_args(hint)
-        if not isinstance(value, dict):
-            raise ConfigError(f"{key} must be a mapping, not {value!r}")
-        return {str(k): _convert(f"{key}.{k}", item, v) for k, v in value.items()}
-    if origin is typing.Literal:
-        allowed = typing.get_args(hint)
-        if value not in allowed:
-            raise ConfigError(f"{key} must be one of {', '.join(map(str, allowed))}, not {value!r}")
-        return value
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{key} must be true or false, not {value!r}")
-        return value
-    if hint in (int, float) and isinstance(value, str) and _EXPONENT.fullmatch(value.strip()):
-        value = float(value)  # YAML 1.1 reads 3e-4 and 1e6 (no dot) as strings
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
-            raise ConfigError(f"{key} must be an integer, not {value!r}")
-        return int(value)
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"{key} must be a number, not {value!r}")
-        return float(value)
-    if hint is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{key} must be a string, not {value!r}")
-        return value
-    raise ConfigError(f"{key}: unsupported type {hint!r}")  # pragma: no cover - a new field type
 
 
 def build_dataclass(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
-    """An instance of dataclass ``cls`` from ``data``; unknown keys are refused."""
-    hints = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls)]
-    for key in data:
-        if key not in names:
-            raise ConfigError(f"unknown config key {prefix + str(key)!r}; known keys: {', '.join(names)}")
-    return cls(**{k: _convert(f"{prefix}{k}", hints[k], v) for k, v in data.items()})
+    """An instance of the config section ``cls`` from ``data``, every value converted by its declaration."""
+    try:
+        return build(cls, data, noun="config key", prefix=prefix)
+    except OptionError as e:
+        raise ConfigError(str(e)) from None
 
 
 def _set(data: dict[str, Any], item: str) -> None:
     """Apply one ``key=value`` override (dotted key, YAML value) to the raw mapping ``data``."""
     try:
         key, text = split_assignment(item, "KEY=VALUE (e.g. --set total_steps=100000)")
-    except ValueError as e:
+    except OptionError as e:
         raise ConfigError(str(e)) from None
     try:
         value = yaml.safe_load(text) if text else ""
