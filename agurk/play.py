@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from agents.fit import check_fit
 from agents.registry import make_agent
 from agurk_env import engine
 from agurk_env.aec_env import raw_env
@@ -122,6 +123,7 @@ class Game:
         self.rules, self.seat, self.seed = rules, seat, seed
         self.specs = seat_specs(opponents, rules.players, seat)
         self.agents = {s: make_agent(spec, seed, s) for s, spec in enumerate(self.specs) if s != seat}
+        check_fit(self.agents.values(), rules)
         self.env = raw_env(rules, episode="match")
         self.console = console or Console(highlight=False, soft_wrap=True)
         self.read = read

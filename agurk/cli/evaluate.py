@@ -135,12 +135,13 @@ def run(args: argparse.Namespace) -> int:
     rules = resolve_rules(args.rules, args.set)
     backend = backend_of(args)
 
+    from agents.fit import check_fit
     from agents.registry import AgentSpecError, make_agents
     from agents.tournament import parse_entries, seatings, tournament
 
     try:
         specs = parse_entries(args.agents, rules.players)
-        make_agents(",".join(specs), rules.players, args.seed)  # check every spec before playing
+        check_fit(make_agents(",".join(specs), rules.players, args.seed), rules)  # every spec, before playing
     except (AgentSpecError, ValueError) as e:
         raise CliError(str(e)) from None
     tables = len(seatings(specs, args.seating).tables)

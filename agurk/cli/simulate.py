@@ -96,10 +96,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--seed must be >= 0, not {args.seed}")
     rules = resolve_rules(args.rules, args.set)
 
+    from agents.fit import check_fit
     from agents.registry import AgentSpecError, make_agents
 
     try:
         agents = make_agents(args.agents, rules.players, args.seed)
+        check_fit(agents, rules)  # a policy without the rules' cards is refused now, not mid-game
     except AgentSpecError as e:
         raise CliError(str(e)) from None
 
