@@ -73,7 +73,9 @@ def add_parser(sub: Any) -> None:
     )
     add_backend_options(p)
     p.add_argument("--out", metavar="DIR", default=None, help="output folder, new or empty (default: RUN/curve)")
-    p.add_argument("--force", action="store_true", help="write into a --out folder that is not empty")
+    p.add_argument(
+        "--force", action="store_true", help="move a --out folder that is not empty aside to DIR.old-<date>-<time>"
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=run)
 
@@ -92,12 +94,18 @@ def run(args: argparse.Namespace) -> int:
         if not (Path(run_folder) / "config.yaml").is_file():
             raise CliError(f"{run_folder!r} is not a run folder (no config.yaml)")
     out = Path(args.out) if args.out is not None else folder / "curve"
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.force:
-        raise CliError(f"--out {str(out)!r} is not empty: choose another folder or add --force")
 
     from agents.registry import AgentSpecError, make_agents
+    from agurk.cli.run_folders import folder_error, moved_text
     from skill.curve import CurveError, curve_rules, kept_checkpoints, learning_curve, write_curve
     from training.config import ConfigError
+    from training.run_folder import RunFolderError, claim_out
+
+    if not args.force:
+        try:
+            claim_out(out)  # a used --out is refused before the work, and moved aside (--force) only after it
+        except RunFolderError as e:
+            raise folder_error(e) from None
 
     opponents = [s.strip() for s in args.against.split(",") if s.strip()]
     if not opponents:
@@ -144,7 +152,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     try:
+        moved = claim_out(out, args.force)
+        if moved:
+            print(f"{PROG}: {moved_text(out, moved, 'the curve')}", file=sys.stderr)
         write_curve(curve, out)
+    except RunFolderError as e:
+        raise folder_error(e) from None
     except OSError as e:
         raise CliError(f"cannot write --out {str(out)!r}: {e.strerror or e}") from None
     console.print(f"wrote {out / 'curve.png'}, curve.json and curve.csv ({time.perf_counter() - start:.0f} s)")
