@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import os
 import re
-import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -81,45 +79,21 @@ def agents_reference() -> str:
     return "\n".join(rows)
 
 
-@functools.cache
-def _module(name: str) -> Any:
-    """The griffe tree of a module of ours, read from the source (field docstrings are not kept at run time)."""
-    import griffe
-
-    return griffe.load(name, search_paths=["."])
-
-
-def _type_name(hint: Any) -> str:
-    """A type hint as it is written in the source (``int``, ``list[int]``, ``int | None``)."""
-    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
-
-
-def _options(cls: type) -> list[tuple[str, Any, Any, str]]:
-    """Every field of the option dataclass ``cls``: name, type hint, default and the docstring under it."""
-    members = _module(cls.__module__)[cls.__qualname__].members
-    hints = typing.get_type_hints(cls)
-    rows = []
-    for field in dataclasses.fields(cls):
-        default = field.default if field.default_factory is dataclasses.MISSING else field.default_factory()
-        doc = members[field.name].docstring if field.name in members else None
-        rows.append((field.name, hints[field.name], default, doc.value if doc else ""))
-    return rows
-
-
 def _options_table(cls: type, prefix: str = "") -> str:
-    """The options of ``cls`` (nested sections left out) as one Markdown table."""
-    rows = ["| option | type | default | meaning |", "|---|---|---|---|"]
-    for name, hint, default, doc in _options(cls):
-        if dataclasses.is_dataclass(hint):
+    """The options of the option set ``cls`` (:func:`agurk_env.options.declared`; sections left out) as a table."""
+    from agurk_env.options import declared
+
+    rows = ["| option | allowed | default | meaning |", "|---|---|---|---|"]
+    for name, declared_option in declared(cls).items():
+        if dataclasses.is_dataclass(declared_option.type):
             continue
-        choices = typing.get_args(hint) if typing.get_origin(hint) is typing.Literal else ()
-        kind = " \\| ".join(_code(c) for c in choices) if choices else _code(_type_name(hint))
-        rows.append(f"| `{prefix}{name}` | {kind} | {_code(default)} | {_cell(doc)} |")
+        allowed, default = declared_option.what(), declared_option.shown_default
+        rows.append(f"| `{prefix}{name}` | {_cell(allowed)} | {_code(default)} | {_cell(declared_option.doc)} |")
     return "\n".join(rows)
 
 
 def rules_reference() -> str:
-    """Every rule option (type, default, meaning) and every preset."""
+    """Every rule option (allowed values, default, meaning) and every preset."""
     from agurk_env.rules import PRESETS, Rules
 
     presets = ["| preset | options over the defaults |", "|---|---|"]
@@ -131,12 +105,13 @@ def rules_reference() -> str:
 
 def config_reference() -> str:
     """Every key of a training config, section by section (``pool.self_play``...)."""
+    from agurk_env.options import declared
     from training.config import Config
 
     parts = ["## Top-level keys", _options_table(Config)]
-    for name, hint, _, doc in _options(Config):
-        if dataclasses.is_dataclass(hint):
-            parts += [f"## `{name}`", doc, _options_table(hint, f"{name}.")]
+    for name, section in declared(Config).items():
+        if dataclasses.is_dataclass(section.type):
+            parts += [f"## `{name}`", section.doc, _options_table(section.type, f"{name}.")]
     return "\n\n".join(parts)
 
 
