@@ -2,10 +2,10 @@
 
 A page holding a line ``<!-- generated: NAME -->`` gets that line replaced by the text
 :data:`GENERATORS` makes for ``NAME``: every command's ``--help`` (from the parsers of
-:mod:`agurk.cli`), every agent kind (from :data:`agents.registry.AGENTS`), and every rule
-option and preset (from :mod:`agurk_env.rules`), and every training config key (from
-:mod:`training.config`). Nothing is copied by hand, so the pages
-cannot drift from the code.
+:mod:`agurk.cli`), every agent kind (from :data:`agents.registry.AGENTS`), every rule option
+and preset, and every training config key (their one declaration, read by
+:func:`agurk_env.options.declared`). Nothing is copied by hand, so the pages cannot drift
+from the code.
 """
 
 from __future__ import annotations
