@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.tournament import RATING_SCALE, SeatStats, Stages, deal_resamples, fit_plackett_luce, stages
+from agents.tournament_stats import RATING_SCALE, SeatStats, Stages, deal_resamples, fit_plackett_luce, stages
 
 
 @dataclass

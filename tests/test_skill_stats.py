@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.tournament import SeatStats
+from agents.tournament_stats import SeatStats
 from skill.stats import focal_data, skill_stats
 
 P = 4  # players; entry 0 is the focal agent, entries 1..3 the field

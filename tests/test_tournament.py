@@ -7,7 +7,9 @@ import json
 import numpy as np
 import pytest
 
+from agents import seatings as S
 from agents import tournament as T
+from agents import tournament_stats as TS
 from agents.heuristics import Heuristic
 from agents.registry import AGENTS, make_agents
 from agurk.cli import main
@@ -67,7 +69,7 @@ def test_places() -> None:
     winners = np.array([[False, True, False, False], [True, True, False, False], [False, False, True, False]])
     out_round = np.array([[3, -1, 5, 3], [-1, -1, 2, 2], [4, 4, 6, 6]])
     np.testing.assert_array_equal(
-        T.places(winners, out_round), [[2, 0, 1, 2], [0, 0, 1, 1], [2, 2, 0, 1]]
+        TS.places(winners, out_round), [[2, 0, 1, 2], [0, 0, 1, 1], [2, 2, 0, 1]]
     )  # all out together in round 6: the winner among them first, the other ties below it
 
 
@@ -103,7 +105,7 @@ def test_balanced_and_permutation_designs_seat_everyone_everywhere_after_everyon
     entries = [f"e{i}" for i in range(players)]
     designs = ["balanced", "cyclic"] + (["permutations"] if players <= 5 else [])
     for design in designs:
-        plan = T.seatings(entries, design)
+        plan = S.seatings(entries, design)
         seats = np.array([seat for _, seat in plan.views])
         assert sorted(map(sorted, seats.tolist())) == [list(range(players))] * len(seats)  # each a seating
         for entry in range(players):
@@ -113,29 +115,29 @@ def test_balanced_and_permutation_designs_seat_everyone_everywhere_after_everyon
         assert len(plan.tables) == len(plan.views) == len({tuple(t) for t in plan.tables})  # all distinct
     sizes = {"balanced": players * (players - 1) * (2 if players in (4, 6) else 1), "cyclic": players}
     for design, size in sizes.items():
-        assert len(T.seatings(entries, design).views) == size
+        assert len(S.seatings(entries, design).views) == size
     expected = "permutations" if players <= 4 else "balanced"
-    assert T.seatings(entries).design == expected  # auto
+    assert S.seatings(entries).design == expected  # auto
 
 
 def test_entries_of_one_kind_share_their_tables() -> None:
     # one entry against a field: the P tables of the cyclic rotation, in its order, whatever the design
     for design in ("auto", "permutations", "balanced"):
-        plan = T.seatings(["x", "g", "g", "g", "g"], design)
+        plan = S.seatings(["x", "g", "g", "g", "g"], design)
         assert [t.tolist() for t in plan.tables] == [np.roll([0, 1, 1, 1, 1], r).tolist() for r in range(5)]
-    plan = T.seatings(["g", "g", "r", "r"])
+    plan = S.seatings(["g", "g", "r", "r"])
     assert len(plan.tables) == 6 and len(plan.views) == 24  # 4! / (2! 2!) tables, both kinds' shifts
     seats = np.array([seat for _, seat in plan.views])
     assert (_followers(seats)[~np.eye(4, dtype=bool)] == 8).all()
     same = Heuristic("guard")
-    assert T.kinds(["guard", same, "guard", same, Heuristic("guard")]).tolist() == [0, 1, 0, 1, 4]
+    assert S.kinds(["guard", same, "guard", same, Heuristic("guard")]).tolist() == [0, 1, 0, 1, 4]
 
 
 def _difference_interval(res: T.TournamentResult, a: int, b: int) -> tuple[float, float]:
     """99% bootstrap interval (over deals, paired) of entry ``a``'s win rate minus entry ``b``'s."""
     views = res.by_seating
     per_deal = sum(v.win[:, a] - v.win[:, b] for v in views) / len(views)
-    counts = np.concatenate(list(T.deal_resamples(res.seed, res.deals, 2000)))
+    counts = np.concatenate(list(TS.deal_resamples(res.seed, res.deals, 2000)))
     low, high = np.percentile(counts @ per_deal / res.deals, [0.5, 99.5])
     return float(low), float(high)
 
@@ -215,13 +217,13 @@ def test_plackett_luce_fit_recovers_known_strengths() -> None:
     # sample full orders: repeatedly pick the next finisher with probability proportional to exp(theta)
     gumbel = theta + rng.gumbel(size=(m, e))
     place = np.argsort(np.argsort(-gumbel, axis=1), axis=1)
-    st = T.stages(place, np.arange(m) % 100, 100)
-    fit = T.fit_plackett_luce(st.chosen, st.risk, st.counts.sum(0, keepdims=True))[0]
+    st = TS.stages(place, np.arange(m) % 100, 100)
+    fit = TS.fit_plackett_luce(st.chosen, st.risk, st.counts.sum(0, keepdims=True))[0]
     np.testing.assert_allclose(fit - fit.mean(), theta - theta.mean(), atol=0.08)
     # two entries: Bradley-Terry, where the maximum (with the prior's virtual games) is in closed form
     place2 = np.array([[0, 1]] * 30 + [[1, 0]] * 10)
-    st2 = T.stages(place2, np.zeros(40, int), 1)
-    fit2 = T.fit_plackett_luce(st2.chosen, st2.risk, st2.counts)[0]
+    st2 = TS.stages(place2, np.zeros(40, int), 1)
+    fit2 = TS.fit_plackett_luce(st2.chosen, st2.risk, st2.counts)[0]
     gamma = np.exp(fit2)
     # stationarity: wins_i + 1 = sum over games of p_i, plus 2 gamma_i / (1 + gamma_i) for the virtual games
     p0 = gamma[0] / gamma.sum()
@@ -230,7 +232,7 @@ def test_plackett_luce_fit_recovers_known_strengths() -> None:
 
 
 def test_stages_with_ties_and_the_last_group_dropped() -> None:
-    st = T.stages(np.array([[0, 1, 1], [1, 0, 2]]), np.array([0, 1]), 2)
+    st = TS.stages(np.array([[0, 1, 1], [1, 0, 2]]), np.array([0, 1]), 2)
     stages = {(tuple(c), tuple(r)) for c, r in zip(st.chosen.tolist(), st.risk.tolist(), strict=True)}
     assert stages == {
         ((True, False, False), (True, True, True)),  # match 0: entry 0 first; the tied last group is not a choice
@@ -333,7 +335,7 @@ def test_a_match_nobody_wins_counts_as_no_win() -> None:
     assert np.isfinite(stats.win).all()
     np.testing.assert_array_equal(stats.win[288], 0.0)
     assert [m for m, r in enumerate(records) if not r["winners"]] == [288]
-    assert T.summarize(["guard"] * 4, [stats], seed=0, resamples=50)[0].win_rate < 0.25
+    assert TS.summarize(["guard"] * 4, [stats], seed=0, resamples=50)[0].win_rate < 0.25
 
 
 def test_worker_processes_give_the_same_numbers(monkeypatch) -> None:
