@@ -23,6 +23,7 @@ def add_parser(sub: Any) -> None:
             "reference), env (vs PettingZoo's leduc_holdem_v4), search (PIMC decisions/s), train\n"
             "(vs sb3-contrib's MaskablePPO), solver (the exact round solver, compiled vs pure Python),\n"
             "tournament (one process vs local worker processes vs a local Ray instance).\n"
+            "All but serve run in a fresh process whose NumPy thread pools are one thread each.\n"
             "'agurk bench BENCH --help' for each."
         ),
     )
@@ -38,7 +39,7 @@ def add_parser(sub: Any) -> None:
             "installed, its compile or cache load timed apart), then the same loop on the engine's\n"
             "NumPy path and the kernel's steps with no Python between them (the compiled loop, the\n"
             "engine's ceiling) for as long, then the scalar Python reference (agurk_env.reference)\n"
-            "for about --reference-seconds, in the same process on one core (OMP_NUM_THREADS and\n"
+            "for about --reference-seconds, all in one process on one core (OMP_NUM_THREADS and\n"
             "friends are set to 1 before NumPy is loaded). Prints card plays per second of each, the\n"
             "ratios, and the bytes of one game's state."
         ),
