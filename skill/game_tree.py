@@ -1,0 +1,208 @@
+"""A tiny Agurk game as arrays: every history of OpenSpiel's ``python_agurk`` walked once (:func:`build_tree`).
+
+The game is OpenSpiel's ``python_agurk`` (:mod:`agurk_env.openspiel_game`). :func:`build_tree`
+walks it once through the OpenSpiel API and keeps every history as arrays (:class:`GameTree`):
+parents, chance probabilities, information sets and returns, level by level, so that values,
+best responses and CFR run in NumPy (:mod:`skill.best_response`, :mod:`skill.cfr`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agurk_env import openspiel_game
+
+try:
+    import pyspiel
+except ImportError:  # pragma: no cover - the base install has no OpenSpiel
+    raise ImportError('skill.game_tree needs OpenSpiel: pip install -e ".[openspiel]"') from None
+
+
+def load_game(params: dict[str, Any]) -> Any:
+    """``pyspiel.load_game("python_agurk", params)``."""
+    return pyspiel.load_game(openspiel_game.NAME, params)
+
+
+@dataclass
+class GameTree:
+    """Every history of a game, in order of depth (parents before children, siblings side by side).
+
+    Node arrays have one entry per history; ``seq`` numbers the (information set, action)
+    pairs: information set ``i`` owns the sequences ``seq_start[i] .. seq_start[i + 1] - 1``,
+    one per legal action in ascending order (``seq_action``).
+    """
+
+    num_players: int
+    parent: np.ndarray  # (N,) parent history, -1 for the root
+    player: np.ndarray  # (N,) seat to move, -1 chance, -4 terminal (OpenSpiel's ids)
+    weight: np.ndarray  # (N,) chance probability of the edge into the history (1 after a decision, at the root)
+    seq: np.ndarray  # (N,) sequence of the decision edge into the history, -1 after chance and at the root
+    infoset: np.ndarray  # (N,) information set of a decision history, -1 otherwise
+    returns: np.ndarray  # (N, P) returns of terminal histories (0 elsewhere)
+    levels: list[tuple[int, int]]  # node range of every depth
+    keys: list[str]  # information state string of every information set
+    infoset_player: np.ndarray  # (I,)
+    seq_start: np.ndarray  # (I + 1,)
+    seq_infoset: np.ndarray  # (S,)
+    seq_action: np.ndarray  # (S,)
+    seconds: float = 0.0
+    """Time the walk took."""
+    _owner: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        parent_player = np.where(self.parent >= 0, self.player[np.maximum(self.parent, 0)], -2)
+        self._owner = np.where(parent_player >= 0, parent_player, self.num_players)  # chance/root: column P
+
+    @property
+    def num_histories(self) -> int:
+        """Histories (chance, decision and terminal)."""
+        return int(self.parent.size)
+
+    @property
+    def num_infosets(self) -> int:
+        """Information sets of all seats."""
+        return len(self.keys)
+
+    def sizes(self) -> dict[str, Any]:
+        """Histories by kind and information sets by seat."""
+        return {
+            "histories": self.num_histories,
+            "decision_histories": int((self.player >= 0).sum()),
+            "terminal_histories": int((self.player == -4).sum()),
+            "chance_histories": int((self.player == -1).sum()),
+            "infosets": self.num_infosets,
+            "infosets_per_seat": np.bincount(self.infoset_player, minlength=self.num_players).tolist(),
+            "sequences": int(self.seq_action.size),
+        }
+
+    def uniform(self) -> np.ndarray:
+        """``(S,)`` the uniform random policy of every seat."""
+        counts = np.diff(self.seq_start)
+        return 1.0 / counts[self.seq_infoset]
+
+    def from_actions(self, actions: np.ndarray) -> np.ndarray:
+        """``(S,)`` the deterministic policy playing ``actions[i]`` in information set ``i``."""
+        chosen = self.seq_action == np.asarray(actions)[self.seq_infoset]
+        if not np.all(np.bincount(self.seq_infoset, weights=chosen, minlength=self.num_infosets) == 1):
+            raise ValueError("an action is not legal in its information set")
+        return chosen.astype(np.float64)
+
+    def from_openspiel(self, tabular: Any) -> np.ndarray:
+        """``(S,)`` an OpenSpiel ``TabularPolicy`` (looked up by information state string)."""
+        rows = np.array([tabular.state_lookup[k] for k in self.keys])
+        return tabular.action_probability_array[rows[self.seq_infoset], self.seq_action].astype(np.float64)
+
+    def edge_weights(self, sigma: np.ndarray) -> np.ndarray:
+        """``(N,)`` probability of the edge into every history under the policy ``sigma`` (chance's too)."""
+        return np.where(self.seq >= 0, sigma[np.maximum(self.seq, 0)], self.weight)
+
+    def reach(self, sigma: np.ndarray) -> np.ndarray:
+        """``(N, P + 1)`` every seat's (and, last, chance's) contribution to the probability of each history."""
+        w = self.edge_weights(sigma)
+        r = np.ones((self.num_histories, self.num_players + 1))
+        for a, b in self.levels[1:]:
+            r[a:b] = r[self.parent[a:b]]
+            r[np.arange(a, b), self._owner[a:b]] *= w[a:b]
+        return r
+
+
+def build_tree(
+    game: Any,
+    on_infoset: Callable[[Any, int], None] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> GameTree:
+    """Walk every history of ``game`` once (OpenSpiel API only) into a :class:`GameTree`.
+
+    ``on_infoset(state, i)`` is called at the first history met of every information set ``i``;
+    ``progress(histories)`` every 2048 histories. Every information set's histories must lie at
+    one depth (true of Agurk, whose information states count the cards dealt and played).
+    """
+    start = time.perf_counter()
+    n_players = game.num_players()
+    parent: list[int] = []
+    player: list[int] = []
+    weight: list[float] = []
+    seq: list[int] = []
+    infoset: list[int] = []
+    depth: list[int] = []
+    returns: dict[int, list[float]] = {}
+    index: dict[str, int] = {}
+    keys: list[str] = []
+    infoset_player: list[int] = []
+    infoset_depth: list[int] = []
+    seq_start = [0]
+    seq_action: list[int] = []
+    stack = [(game.new_initial_state(), -1, -1, 1.0, 0)]
+    while stack:
+        state, up, edge, prob, d = stack.pop()
+        node = len(parent)
+        parent.append(up)
+        weight.append(prob)
+        seq.append(edge)
+        depth.append(d)
+        if progress is not None and node % 2048 == 0:
+            progress(node)
+        if state.is_terminal():
+            player.append(-4)
+            infoset.append(-1)
+            returns[node] = state.returns()
+            continue
+        if state.is_chance_node():
+            player.append(-1)
+            infoset.append(-1)
+            children = [(state.child(a), node, -1, p, d + 1) for a, p in state.chance_outcomes()]
+        else:
+            mover = state.current_player()
+            key = state.information_state_string(mover)
+            i = index.get(key)
+            legal = state.legal_actions()
+            if i is None:
+                i = index[key] = len(keys)
+                keys.append(key)
+                infoset_player.append(mover)
+                infoset_depth.append(d)
+                seq_action.extend(legal)
+                seq_start.append(len(seq_action))
+                if on_infoset is not None:
+                    on_infoset(state, i)
+            elif infoset_depth[i] != d:
+                raise ValueError(f"information set {key!r} has histories at depths {infoset_depth[i]} and {d}")
+            player.append(mover)
+            infoset.append(i)
+            base = seq_start[i]
+            children = [(state.child(a), node, base + k, 1.0, d + 1) for k, a in enumerate(legal)]
+        stack.extend(reversed(children))
+    depth_arr = np.asarray(depth)
+    order = np.argsort(depth_arr, kind="stable")
+    new = np.empty_like(order)
+    new[order] = np.arange(order.size)
+    par = np.asarray(parent)[order]
+    par = np.where(par >= 0, new[np.maximum(par, 0)], -1)
+    ret = np.zeros((order.size, n_players))
+    for node, value in returns.items():
+        ret[new[node]] = value
+    bounds = np.searchsorted(depth_arr[order], np.arange(depth_arr.max() + 2))
+    levels = [(int(a), int(b)) for a, b in itertools.pairwise(bounds.tolist()) if b > a]
+    seq_start_arr = np.asarray(seq_start)
+    return GameTree(
+        num_players=n_players,
+        parent=par,
+        player=np.asarray(player)[order],
+        weight=np.asarray(weight)[order],
+        seq=np.asarray(seq)[order],
+        infoset=np.asarray(infoset)[order],
+        returns=ret,
+        levels=levels,
+        keys=keys,
+        infoset_player=np.asarray(infoset_player, dtype=np.int64),
+        seq_start=seq_start_arr,
+        seq_infoset=np.repeat(np.arange(len(keys)), np.diff(seq_start_arr)),
+        seq_action=np.asarray(seq_action, dtype=np.int64),
+        seconds=time.perf_counter() - start,
+    )
