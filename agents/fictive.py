@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Literal, get_args
 
 import numpy as np
@@ -56,11 +56,24 @@ import numpy as np
 from agents.heuristics import STRATEGIES, Heuristic, Table, table_of
 from agurk_env import engine, rules_kernel
 from agurk_env.agent import Agent, Decision
+from agurk_env.options import check
 from agurk_env.rules import Rules
 
 Objective = Literal["match", "knockout", "round"]
-OBJECTIVES: tuple[str, ...] = get_args(Objective)
 """What the best response optimises (see the module docstring)."""
+OBJECTIVES: tuple[str, ...] = get_args(Objective)
+
+
+@dataclass(frozen=True)
+class FictiveOptions:
+    """The options of ``fictive``."""
+
+    objective: Objective = "match"
+    """match: stay in, then the least own penalty, then others out; knockout: others out first; round: least penalty."""
+
+    def __post_init__(self) -> None:
+        check(self)
+
 CHUNK = 128
 """Games searched together: the tree's states of that many games at a time (memory stays bounded)."""
 PLAN_LIMIT = 1 << 20
@@ -370,9 +383,7 @@ class Fictive:
     sees_all = True
 
     def __init__(self, fallback: Agent, objective: Objective = "match", spec: str = "fictive") -> None:
-        if objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
-        self.fallback, self.objective, self.spec = fallback, objective, spec
+        self.fallback, self.objective, self.spec = fallback, FictiveOptions(objective).objective, spec
         self.table: list[Agent] | None = None
         self.counts = {"searched": 0, "planned": 0, "fallback": 0}
         self._keys = np.zeros(0, np.uint64)

@@ -43,9 +43,10 @@ which the policy models poorly.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, get_args
 
 import numpy as np
 import torch
@@ -54,6 +55,7 @@ from torch import nn
 from agents import pimc
 from agents.belief import concat, judge_plays, normalised
 from agents.policy import PolicyAgent, masked_log_softmax, pad_legal
+from agents.search import LEAF_AT_LIMIT, Exact, GuidedOptions, Moves, Search, Uniform
 from agents.zoo import ZooAgent
 from agurk_env import engine, solver
 from agurk_env.agent import Decision
@@ -62,18 +64,6 @@ from agurk_env.rules import Rules
 
 BELIEF_FLOOR = 0.1
 """Belief: the share of a uniform choice among the legal cards mixed into each policy probability."""
-
-Evaluation = Literal["exact", "rollout"]
-EVALUATIONS: tuple[str, ...] = get_args(Evaluation)
-"""How a world is valued: the exact solver (late in the round; policy rollouts before), or policy rollouts only."""
-Moves = Literal["greedy", "sample", "mixed"]
-MOVES: tuple[str, ...] = get_args(Moves)
-"""How every seat plays in the rollouts: the policy's most probable card, a card drawn from it, or (``mixed``,
-for comparison) pimc's network-free rollout policy (:func:`agents.pimc.rollout_action`)."""
-Tie = Literal["prior", "rollout"]
-TIES: tuple[str, ...] = get_args(Tie)
-"""Exact evaluation, cards of equal best value: settled by the prior term (the lowest card if 0), or policy rollouts."""
-
 
 class PolicyNets:
     """The policy network for given rules: ``zoo`` (the preset in play's), ``zoo:PRESET``, a path or a network.
@@ -147,15 +137,6 @@ def policy_moves(
     return cards
 
 
-def _round_utility(rules: Rules, st: engine.State, mover: np.ndarray) -> np.ndarray:
-    """The rollout utility of pimc at a round's end (:func:`agents.pimc.evaluate`): penalty, going out, others out."""
-    rows = np.arange(st.batch)
-    out = st.out_now[rows, mover]
-    others = st.out_now.sum(1) - out
-    penalty = pimc._penalty_utility(rules, st.round_penalty[rows, mover])
-    return penalty - pimc.OUT_COST * out + pimc.OTHERS_OUT_GAIN * others
-
-
 def policy_rollouts(
     rules: Rules,
     net: nn.Module,
@@ -180,12 +161,12 @@ def policy_rollouts(
     while rows.size:
         done = st.round_over.copy()
         if done.any():
-            utility[rows[done]] = _round_utility(rules, st.take(np.flatnonzero(done)), mover[rows[done]])
+            utility[rows[done]] = pimc.round_utility(rules, st.take(np.flatnonzero(done)), mover[rows[done]])
         solve = ~done & (rules.hand_size - st.trick_no <= leaf) if leaf else np.zeros_like(done)
         if solve.any():
             at = np.flatnonzero(solve)
             line = solver.solution(rules, st, at).penalties
-            utility[rows[at]] = pimc._penalty_utility(rules, line[np.arange(at.size), mover[rows[at]]])
+            utility[rows[at]] = pimc.penalty_utility(rules, line[np.arange(at.size), mover[rows[at]]])
         keep = ~(done | solve)
         if not keep.all():
             st, rows = st.take(np.flatnonzero(keep)), rows[keep]
@@ -247,174 +228,105 @@ def improve(
     solver (every seat seeing all cards) takes over. The ``argmax`` is the improved policy
     (Tesauro & Galperin's rollout); ``agurk train``'s ``algo: expert`` learns from it.
     """
-    k = public.batch
-    per_game = worlds * rollouts
-    states = pimc.sample_worlds(rules, public, worlds, rng)
-    weights = belief_weights(rules, net, states, worlds, floor) if belief else np.full((k, worlds), 1.0 / worlds)
-    if rollouts > 1:
-        states = states.take(np.repeat(np.arange(states.batch), rollouts))
-        weights = np.repeat(weights, rollouts, axis=1) / rollouts
-    lines = np.repeat(candidates, per_game, axis=0)
-    world, card, value = policy_rollouts(rules, net, states, lines, moves, rng, leaf)
-    return np.where(candidates, pimc.card_means(world, card, value, candidates.shape, per_game, weights), -np.inf)
+    sampler = PolicyBelief(worlds, lambda rules: net, floor) if belief else Uniform(worlds, weighted=True)
+    search = Search(rng, sampler, PolicyRollouts(lambda rules: net, moves), leaf=leaf, repeats=rollouts)
+    return search.values(rules, public, candidates)
 
 
-def exact_values(rules: Rules, worlds: engine.State, legal: np.ndarray, going_out: bool = False) -> np.ndarray:
-    """``(k, W, A)`` exact utility of each legal card in each world (one solver call); 0 where not legal.
+@dataclass(frozen=True)
+class PolicyBelief:
+    """``worlds`` uniform worlds per game, weighted by the likelihood of the opponents' plays under the policy."""
 
-    pimc's exact utility (minus the round penalty / :data:`agents.pimc.PENALTY_SCALE`; in
-    lives mode minus the life lost), and with ``going_out`` minus :data:`agents.pimc.OUT_COST`
-    where the mover's penalty on the solver's line puts it out: its score plus the penalty
-    reaches the engine's limit (:func:`agurk_env.engine.tables`: ``limit``, ``exceed``), or its
-    last life is lost; a seat with rebuys left is taken to rebuy (not out).
-    """
-    k, a = legal.shape
-    values = solver.solution(rules, worlds).values.reshape(k, -1, a)
-    values = np.where(legal[:, None, :], values, 0.0)
-    if rules.lives:
-        utility = -(values > 0).astype(float) - pimc.LIVES_TIE * values
-    else:
-        utility = -values / pimc.PENALTY_SCALE
-    if going_out:
-        sp, rows = engine.tables(rules), np.arange(worlds.batch)
-        mover = worlds.cur.astype(np.int64)
-        if rules.lives:
-            out = (worlds.lives[rows, mover] <= 1)[:, None] & (values.reshape(worlds.batch, a) > 0)
-        else:
-            total = worlds.scores[rows, mover][:, None] + values.reshape(worlds.batch, a)
-            out = (total > sp.limit) if sp.exceed else (total >= sp.limit)
-            out &= (worlds.rebuys[rows, mover] <= 0)[:, None]
-        utility = utility - pimc.OUT_COST * out.reshape(k, -1, a)
-    return utility
+    worlds: int
+    nets: Callable[[Rules], nn.Module]
+    floor: float = BELIEF_FLOOR
+
+    def __call__(
+        self, rules: Rules, public: engine.State, exact: np.ndarray, rng: np.random.Generator, truth: Callable
+    ) -> tuple[engine.State, np.ndarray, np.ndarray | None]:
+        """Sample the worlds (:func:`agents.pimc.sample_worlds`) and weigh them (:func:`belief_weights`)."""
+        states = pimc.sample_worlds(rules, public, self.worlds, rng)
+        weights = belief_weights(rules, self.nets(rules), states, self.worlds, self.floor)
+        return states, np.full(public.batch, self.worlds), weights
+
+    def tie_worlds(self, worlds: engine.State) -> engine.State:
+        """The same worlds."""
+        return worlds
 
 
-class Guided:
-    """PIMC on a trained policy: belief-weighted worlds, the policy as every seat's rollout move and as a prior.
+@dataclass(frozen=True)
+class PolicyRollouts:
+    """The policy plays every seat to the round's end (:func:`policy_rollouts`)."""
 
-    See the module docstring. ``policy``: ``"zoo"``, ``"zoo:PRESET"``, a checkpoint path or
-    a network; ``worlds`` per decision; ``evaluation`` ``"exact"`` or ``"rollout"``;
-    ``belief`` weights the worlds; ``prior`` weighs ``log pi`` of the own card; ``top``
-    (``None``: all) the cards searched; ``tricks`` (``None``: auto) the most tricks left
-    solved exactly; ``tie`` how exact ties are settled; ``moves`` how the rollouts play;
-    ``going_out`` charges going out in the exact values; ``floor`` is the belief's
-    :data:`BELIEF_FLOOR`.
-    ``counts`` tallies the games decided each way (``exact``, ``rollout``, ``forced``) and
-    the exact games whose tie was rolled out (``tie``).
-    """
+    nets: Callable[[Rules], nn.Module]
+    moves: Moves = "greedy"
 
-    sees_all = False
+    def __call__(
+        self, rules: Rules, worlds: engine.State, candidates: np.ndarray, rng: np.random.Generator, leaf: int | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The lines of every world and candidate card."""
+        return policy_rollouts(rules, self.nets(rules), worlds, candidates, self.moves, rng, leaf)
 
-    def __init__(
-        self,
-        rng: np.random.Generator,
-        policy: str | nn.Module = "zoo",
-        worlds: int = 16,
-        evaluation: Evaluation = "exact",
-        belief: bool = True,
-        prior: float = 0.0,
-        top: int | None = None,
-        tricks: int | None = None,
-        tie: Tie = "prior",
-        moves: Moves = "greedy",
-        spec: str = "guided",
-        going_out: bool = False,
-        floor: float = BELIEF_FLOOR,
-    ) -> None:
-        if worlds < 1:
-            raise ValueError(f"worlds must be >= 1, not {worlds}")
-        if evaluation not in EVALUATIONS:
-            raise ValueError(f"eval must be one of {', '.join(EVALUATIONS)}, not {evaluation!r}")
-        if not prior >= 0:
-            raise ValueError(f"prior must be >= 0, not {prior}")
-        if top is not None and top < 1:
-            raise ValueError(f"top must be >= 1, not {top}")
-        if tricks is not None and tricks < 1:
-            raise ValueError(f"tricks must be >= 1, not {tricks}")
-        if tie not in TIES:
-            raise ValueError(f"tie must be one of {', '.join(TIES)}, not {tie!r}")
-        if moves not in MOVES:
-            raise ValueError(f"rollout must be one of {', '.join(MOVES)}, not {moves!r}")
-        self.rng, self.worlds, self.evaluation, self.belief = rng, worlds, evaluation, belief
-        self.prior, self.top, self.tricks, self.tie, self.moves, self.spec = prior, top, tricks, tie, moves, spec
-        self.nets, self.going_out, self.floor = PolicyNets(policy), going_out, floor
-        self.counts = {"exact": 0, "rollout": 0, "forced": 0, "tie": 0}
 
-    def _limit(self, rules: Rules) -> int | None:
-        """The most tricks left solved exactly (``None``: rollouts only)."""
-        if self.evaluation != "exact":
-            return None
-        return pimc.exact_tricks(rules) if self.tricks is None else self.tricks
+@dataclass(frozen=True)
+class PolicyPrior:
+    """The policy over the searcher's own cards: its ``top`` likeliest are searched, ``weight * log pi`` is added."""
 
-    def act(self, d: Decision) -> np.ndarray:
-        """The card of best weighted mean utility plus ``prior * log pi``, per game."""
-        rules, net = d.rules, self.nets(d.rules)
+    nets: Callable[[Rules], nn.Module]
+    weight: float = 0.0
+    top: int | None = None
+
+    def __call__(self, d: Decision) -> tuple[np.ndarray, np.ndarray | None]:
+        """The candidate cards and the prior's term (``None`` when its weight is 0)."""
         legal = d.legal
-        logp = log_probs(net, d.obs, legal) if (self.prior or self.top) else None
+        if not (self.weight or self.top):
+            return legal, None
+        logp = log_probs(self.nets(d.rules), d.obs, legal)
         candidates = legal
         if self.top is not None:
             rank = np.argsort(np.argsort(-np.where(legal, logp, -np.inf), axis=1, kind="stable"), axis=1)
             candidates = legal & (rank < self.top)
-        choice = candidates.argmax(1)
-        search = np.flatnonzero(candidates.sum(1) > 1)
-        self.counts["forced"] += len(d) - search.size
-        if not search.size:
-            return choice
-        cand, k, w = candidates[search], search.size, self.worlds
-        worlds = pimc.sample_worlds(rules, d.public.take(search), w, self.rng)
-        weights = belief_weights(rules, net, worlds, w, self.floor) if self.belief else np.full((k, w), 1.0 / w)
-        limit = self._limit(rules)
-        exact = d.hand[search].sum(1) <= limit if limit else np.zeros(k, bool)
-        utility = np.full((k, rules.num_actions), -np.inf)
-        for use_exact in (False, True):
-            games = np.flatnonzero(exact == use_exact)
-            if not games.size:
-                continue
-            rows = (games[:, None] * w + np.arange(w)).ravel()
-            value = self._exact if use_exact else self._rolled
-            utility[games] = value(rules, net, worlds.take(rows), cand[games], weights[games], limit)
-            self.counts["exact" if use_exact else "rollout"] += games.size
-        if self.prior:
-            utility = utility + self.prior * np.where(cand, logp[search], 0.0)
-        choice[search] = utility.argmax(1)
-        return choice
+        return candidates, (self.weight * np.where(candidates, logp, 0.0) if self.weight else None)
 
-    def _rolled(
+
+TIE_WEIGHT = 1e-3
+"""Exact ties settled by policy rollouts: the weight of the rollout value added to the tied exact value."""
+
+
+class Guided(Search):
+    """Search on a trained policy (``guided``): a setting of :class:`agents.search.Search`.
+
+    See the module docstring. ``options`` (:class:`agents.search.GuidedOptions`, changed by
+    keyword: ``Guided(rng, worlds=3, prior=0.05)``; ``policy`` may also be a network): the
+    policy belief or uniform worlds (weighted), policy rollouts (the last ``tricks`` tricks
+    solved exactly with ``eval=exact``), the exact solver late, ties by the prior or by
+    policy rollouts (:data:`TIE_WEIGHT`), and the policy as a prior; games with one
+    candidate are answered without search. ``floor`` is the belief's :data:`BELIEF_FLOOR`.
+    """
+
+    def __init__(
         self,
-        rules: Rules,
-        net: nn.Module,
-        worlds: engine.State,
-        cand: np.ndarray,
-        weights: np.ndarray,
-        leaf: int | None,
-    ) -> np.ndarray:
-        """``(k, A)`` weighted mean policy-rollout utility of the candidate cards; -inf elsewhere."""
-        w = weights.shape[1]
-        world, card, value = policy_rollouts(rules, net, worlds, np.repeat(cand, w, axis=0), self.moves, self.rng, leaf)
-        return np.where(cand, pimc.card_means(world, card, value, cand.shape, w, weights), -np.inf)
-
-    def _exact(
-        self,
-        rules: Rules,
-        net: nn.Module,
-        worlds: engine.State,
-        cand: np.ndarray,
-        weights: np.ndarray,
-        leaf: int | None,
-    ) -> np.ndarray:
-        """``(k, A)`` weighted mean exact utility of the candidate cards, equal best ones settled by :attr:`tie`."""
-        mean = (weights[:, :, None] * exact_values(rules, worlds, cand, self.going_out)).sum(1)
-        utility = np.where(cand, mean, -np.inf)
-        if self.tie != "rollout":
-            return utility
-        best = np.isclose(utility, utility.max(1, keepdims=True), rtol=0, atol=1e-12) & cand
-        tied = np.flatnonzero(best.sum(1) > 1)
-        if tied.size:
-            w = weights.shape[1]
-            rows = (tied[:, None] * w + np.arange(w)).ravel()
-            rolled = self._rolled(rules, net, worlds.take(rows), best[tied], weights[tied], None)
-            utility[tied] = np.where(best[tied], utility[tied] + 1e-3 * rolled, -np.inf)
-            self.counts["tie"] += tied.size
-        return utility
-
-    def __repr__(self) -> str:
-        return f"Guided(spec={self.spec!r})"
+        rng: np.random.Generator,
+        options: GuidedOptions | None = None,
+        spec: str = "guided",
+        floor: float = BELIEF_FLOOR,
+        **changes: object,
+    ) -> None:
+        net = changes.pop("policy") if isinstance(changes.get("policy"), nn.Module) else None
+        o = dataclasses.replace(options or GuidedOptions(), **changes)
+        self.nets = PolicyNets(net if net is not None else o.policy)
+        sampler = PolicyBelief(o.worlds, self.nets, floor) if o.belief else Uniform(o.worlds, weighted=True)
+        super().__init__(
+            rng,
+            sampler,
+            PolicyRollouts(self.nets, o.rollout),
+            Exact(o.out) if o.eval == "exact" else None,
+            o.tricks,
+            tie=o.tie == "rollout",
+            tie_weight=TIE_WEIGHT,
+            leaf=LEAF_AT_LIMIT,
+            prior=PolicyPrior(self.nets, o.prior, o.top),
+            forced=True,
+            spec=spec,
+        )
+        self.options = o

@@ -1,14 +1,14 @@
-"""Perfect-information Monte Carlo search (PIMC) and its cheating twin, the oracle.
+"""Perfect-information Monte Carlo search (PIMC): its worlds, rollouts and exact values (the search: agents.search).
 
 For each decision PIMC samples ``worlds`` deals of the unseen cards to the opponents,
 consistent with everything public (cards played, cards left per seat, and the cards
-each opponent has shown it does not hold), values every legal card in every world and
-picks the card with the best mean utility. All games of a decision, all worlds and all
-candidate cards run as one batch. A world is valued one of two ways (``evaluation``):
+each opponent has shown it does not hold, :func:`sample_worlds`), values every legal card
+in every world and picks the card with the best mean utility. All games of a decision,
+all worlds and all candidate cards run as one batch. A world is valued one of two ways:
 
-- ``rollout`` (PIMC's default): every legal card is played in every world and the round
-  is finished by a fast rollout policy on the batched engine (:func:`evaluate`); the
-  utility charges the round penalty, going out and the other seats going out.
+- ``rollout``: every legal card is played in every world and the round is finished by a
+  fast rollout policy on the batched engine (:func:`evaluate`); the utility charges the
+  round penalty, going out and the other seats going out (:func:`round_utility`).
 - ``exact``: one call of the exact round solver (:func:`agurk_env.solver.solution`) on
   all the worlds gives the mover's round penalty after each legal card, every player then
   playing the solver's line (each minimising its own round penalty). The utility is the
@@ -22,28 +22,25 @@ candidate cards run as one batch. A world is valued one of two ways (``evaluatio
   overrides it) fall back to the rollouts, game by game.
 
 The worlds are drawn uniformly among the deals consistent with what is public
-(``belief="off"``), or (``belief="models"``) ``worlds`` of them are resampled from ``pool``
+(``belief=off``), or (``belief=models``) ``worlds`` of them are resampled from ``pool``
 uniform ones in proportion to how likely the opponents' plays of this round were in each,
-under a mixture of heuristic player types (:func:`agents.belief.model_weights`): the
-worlds in which the other players' cards explain how they played weigh more.
+under a mixture of heuristic player types (:func:`agents.belief.model_weights`).
 
 The oracle reads the hidden hands: it values the true deal instead of sampled ones, a
 cheating upper reference for measuring skill, never a fair opponent. By default it is
 exact (a card of least solver value on the true deal, one world per game, ties by
-rollouts on ``worlds`` copies of it); with ``evaluation="rollout"`` it is the older
-rollout search on ``worlds`` copies of the true deal, which is also its fallback above
-:data:`EXACT_TRICKS`.
+rollouts on ``worlds`` copies of it); with ``eval=rollout`` it is the rollout search on
+``worlds`` copies of the true deal, which is also its fallback above :data:`EXACT_TRICKS`.
+
+``pimc`` and ``oracle`` are settings of :class:`agents.search.Search` (:class:`agents.search.PIMC`,
+:class:`agents.search.Oracle`); this module holds the parts they plug in.
 """
 
 from __future__ import annotations
 
-from typing import Literal, get_args
-
 import numpy as np
 
-from agents import belief as beliefs
 from agurk_env import engine, solver
-from agurk_env.agent import Decision
 from agurk_env.rules import Rules
 
 OUT_COST = 2.0
@@ -66,20 +63,6 @@ Measured per solve with numba (median / max ms): last-trick scoring 4 x 7 from t
 PYTHON_TRICKS = 2
 """Without numba (the solver's pure-Python path, about 40x slower) exact evaluation solves this many tricks fewer."""
 
-Rollout = Literal["shed", "random", "mixed"]
-ROLLOUTS: tuple[str, ...] = get_args(Rollout)
-"""Rollout policies: the strongest legal card, a uniformly random one, or shed with 25% random moves."""
-Evaluation = Literal["rollout", "exact"]
-EVALUATIONS: tuple[str, ...] = get_args(Evaluation)
-"""How a world is valued: rollouts on the engine, or the exact round solver."""
-Belief = Literal["off", "models"]
-BELIEFS: tuple[str, ...] = get_args(Belief)
-"""How the worlds are drawn: uniformly among the consistent deals, or resampled by the heuristic player models."""
-Tie = Literal["rollout", "lowest"]
-TIES: tuple[str, ...] = get_args(Tie)
-"""How exact evaluation settles cards of equal best utility: by rollouts among them, or the lowest card."""
-
-
 def _strongest_table(rules: Rules) -> np.ndarray:
     """For every card set, its strongest card in the tricks before the last (the ``shed`` rollout)."""
     sp = engine.tables(rules)
@@ -91,8 +74,8 @@ def _strongest_table(rules: Rules) -> np.ndarray:
 _STRONGEST: dict[Rules, np.ndarray] = {}
 
 
-def rollout_action(rules: Rules, bits: np.ndarray, policy: Rollout, rng: np.random.Generator) -> np.ndarray:
-    """The rollout policy's card from each legal card set (see :data:`ROLLOUTS`)."""
+def rollout_action(rules: Rules, bits: np.ndarray, policy: str, rng: np.random.Generator) -> np.ndarray:
+    """The rollout policy's card from each legal card set (:data:`agents.search.Rollout`)."""
     if policy == "random":
         return engine.random_legal(bits, rng)
     if rules not in _STRONGEST:
@@ -152,13 +135,21 @@ def sample_worlds(rules: Rules, public: engine.State, worlds: int, rng: np.rando
     return engine.set_hands(rules, base, hands)
 
 
-def _penalty_utility(rules: Rules, pen: np.ndarray) -> np.ndarray:
+def penalty_utility(rules: Rules, pen: np.ndarray) -> np.ndarray:
     """Minus the round penalty, scaled by :data:`PENALTY_SCALE`; in lives mode minus 1 for a life lost."""
     return -(pen > 0).astype(float) if rules.lives else -pen / PENALTY_SCALE
 
 
+def round_utility(rules: Rules, st: engine.State, mover: np.ndarray) -> np.ndarray:
+    """The rollouts' utility of every game's ended round for its ``mover``: penalty, going out, others out."""
+    rows = np.arange(st.batch)
+    out = st.out_now[rows, mover]
+    others = st.out_now.sum(1) - out
+    return penalty_utility(rules, st.round_penalty[rows, mover]) - OUT_COST * out + OTHERS_OUT_GAIN * others
+
+
 def evaluate(
-    rules: Rules, worlds: engine.State, legal: np.ndarray, policy: Rollout, rng: np.random.Generator
+    rules: Rules, worlds: engine.State, legal: np.ndarray, policy: str, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Play every legal card in every world and finish the round; ``(world, card, utility)`` per line.
 
@@ -170,14 +161,10 @@ def evaluate(
     st = engine.play(rules, worlds.take(world), card)
     mover = worlds.cur[world]
     utility = np.full(world.size, np.nan)
-    rows = np.arange(world.size)
     while True:
         over = st.round_over & np.isnan(utility)
         if over.any():
-            out = st.out_now[rows, mover]
-            others = st.out_now.sum(1) - out
-            value = _penalty_utility(rules, st.round_penalty[rows, mover]) - OUT_COST * out + OTHERS_OUT_GAIN * others
-            utility[over] = value[over]
+            utility[over] = round_utility(rules, st, mover)[over]
         if not np.isnan(utility).any():
             return world, card, utility
         st = engine.advance(rules, st)  # finished rows play on harmlessly in a new round
@@ -185,7 +172,7 @@ def evaluate(
 
 
 def rollout_utility(
-    rules: Rules, worlds: engine.State, legal: np.ndarray, policy: Rollout, rng: np.random.Generator
+    rules: Rules, worlds: engine.State, legal: np.ndarray, policy: str, rng: np.random.Generator
 ) -> np.ndarray:
     """``(k, A)`` mean rollout utility (:func:`evaluate`) of each legal card over the game's worlds; -inf if illegal."""
     per_game = worlds.batch // legal.shape[0]
@@ -229,151 +216,47 @@ def exact_utility(rules: Rules, worlds: engine.State, legal: np.ndarray) -> np.n
     credit for pushing others out. On equal worlds the means are exact (integer sums), so
     ``argmax`` (the lowest card among equals) on a known deal is the solver's best card.
     """
-    k, a = legal.shape
-    values = solver.solution(rules, worlds).values.reshape(k, -1, a)
-    values = np.where(legal[:, None, :], values, 0.0)  # the solver's legal cards are the decision's
+    values = solver_values(rules, worlds, legal)
     pen = values.mean(1)
     utility = -(values > 0).mean(1) - LIVES_TIE * pen if rules.lives else -pen / PENALTY_SCALE
     return np.where(legal, utility, -np.inf)
 
 
+def solver_values(rules: Rules, worlds: engine.State, legal: np.ndarray) -> np.ndarray:
+    """``(k, W, A)`` the mover's round penalty after each legal card in each world (one solver call); 0 if illegal."""
+    k, a = legal.shape
+    values = solver.solution(rules, worlds).values.reshape(k, -1, a)
+    return np.where(legal[:, None, :], values, 0.0)  # the solver's legal cards are the decision's
+
+
+def exact_values(rules: Rules, worlds: engine.State, legal: np.ndarray, going_out: bool = False) -> np.ndarray:
+    """``(k, W, A)`` exact utility of each legal card in each world (one solver call); 0 where not legal.
+
+    The utility of :func:`exact_utility` per world (minus the round penalty / :data:`PENALTY_SCALE`;
+    in lives mode minus the life lost), and with ``going_out`` minus :data:`OUT_COST` where the
+    mover's penalty on the solver's line puts it out: its score plus the penalty reaches the
+    engine's limit (:func:`agurk_env.engine.tables`: ``limit``, ``exceed``), or its last life is
+    lost; a seat with rebuys left is taken to rebuy (not out).
+    """
+    k, a = legal.shape
+    values = solver_values(rules, worlds, legal)
+    if rules.lives:
+        utility = -(values > 0).astype(float) - LIVES_TIE * values
+    else:
+        utility = -values / PENALTY_SCALE
+    if going_out:
+        sp, rows = engine.tables(rules), np.arange(worlds.batch)
+        mover = worlds.cur.astype(np.int64)
+        if rules.lives:
+            out = (worlds.lives[rows, mover] <= 1)[:, None] & (values.reshape(worlds.batch, a) > 0)
+        else:
+            total = worlds.scores[rows, mover][:, None] + values.reshape(worlds.batch, a)
+            out = (total > sp.limit) if sp.exceed else (total >= sp.limit)
+            out &= (worlds.rebuys[rows, mover] <= 0)[:, None]
+        utility = utility - OUT_COST * out.reshape(k, -1, a)
+    return utility
+
+
 def exact_tricks(rules: Rules) -> int:
     """The most tricks left that exact evaluation solves by default (:data:`EXACT_TRICKS`, fewer without numba)."""
     return EXACT_TRICKS[rules.scoring] - (0 if solver.HAS_NUMBA else PYTHON_TRICKS)
-
-
-class PIMC:
-    """Perfect-information Monte Carlo search over ``worlds`` sampled deals per decision.
-
-    ``evaluation``: ``"rollout"`` or ``"exact"`` (see the module docstring). With exact
-    evaluation, ``tricks`` is the most tricks left solved exactly (``None``:
-    :func:`exact_tricks`), and ``tie`` settles the cards of equal best exact utility:
-    ``"lowest"`` plays the lowest of them in action order (the solver's own tie-break), and
-    ``"rollout"`` the one of best mean rollout utility (:func:`rollout_utility`) in the same
-    worlds, the tied cards only. ``belief`` (``"off"`` or ``"models"``) and ``pool`` say how
-    the worlds are drawn (see the module docstring). ``counts`` tallies the games valued each way (``exact``,
-    ``rollout``) and those among the exact ones whose tie was rolled out (``tie``).
-    """
-
-    sees_all = False
-
-    def __init__(
-        self,
-        rng: np.random.Generator,
-        worlds: int = 16,
-        rollout: Rollout = "shed",
-        spec: str = "pimc",
-        evaluation: Evaluation = "rollout",
-        tricks: int | None = None,
-        tie: Tie = "rollout",
-        belief: Belief = "off",
-        pool: int = 64,
-    ) -> None:
-        if worlds < 1:
-            raise ValueError(f"worlds must be >= 1, not {worlds}")
-        if rollout not in ROLLOUTS:
-            raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, not {rollout!r}")
-        if evaluation not in EVALUATIONS:
-            raise ValueError(f"eval must be one of {', '.join(EVALUATIONS)}, not {evaluation!r}")
-        if tricks is not None and tricks < 1:
-            raise ValueError(f"tricks must be >= 1, not {tricks}")
-        if tie not in TIES:
-            raise ValueError(f"tie must be one of {', '.join(TIES)}, not {tie!r}")
-        if belief not in BELIEFS:
-            raise ValueError(f"belief must be one of {', '.join(BELIEFS)}, not {belief!r}")
-        if pool < 1:
-            raise ValueError(f"pool must be >= 1, not {pool}")
-        self.rng, self.worlds, self.rollout, self.spec = rng, worlds, rollout, spec
-        self.evaluation, self.tricks, self.tie, self.belief, self.pool = evaluation, tricks, tie, belief, pool
-        self.counts = {"exact": 0, "rollout": 0, "tie": 0}
-
-    def _exact_games(self, d: Decision) -> np.ndarray:
-        """``(k,)`` bool: the games valued exactly (exact evaluation, few enough tricks left)."""
-        if self.evaluation != "exact":
-            return np.zeros(len(d), bool)
-        limit = exact_tricks(d.rules) if self.tricks is None else self.tricks
-        return d.hand.sum(1) <= limit  # the mover has not played this trick: its cards are the tricks left
-
-    def _worlds(self, d: Decision, exact: np.ndarray) -> tuple[engine.State, np.ndarray]:
-        """The worlds of every game (game-major, ``worlds`` each): sampled, or resampled from ``pool`` by the belief."""
-        per_game = np.full(len(d), self.worlds)
-        if self.belief == "off":
-            return sample_worlds(d.rules, d.public, self.worlds, self.rng), per_game
-        pool = sample_worlds(d.rules, d.public, self.pool, self.rng)
-        pick = beliefs.resample(beliefs.model_weights(d.rules, pool, self.pool), self.worlds, self.rng)
-        return pool.take((np.arange(len(d))[:, None] * self.pool + pick).ravel()), per_game
-
-    def _tie_worlds(self, worlds: engine.State) -> engine.State:
-        """The worlds of the rollout tie-break, from a game's exact worlds: the same ones."""
-        return worlds
-
-    def act(self, d: Decision) -> np.ndarray:
-        """The card with the best mean utility over the worlds, per game (exact or rolled out, game by game)."""
-        exact = self._exact_games(d)
-        worlds, per_game = self._worlds(d, exact)
-        start = np.cumsum(per_game) - per_game
-        choice = np.zeros(len(d), np.int64)
-        for use_exact in (False, True):
-            games = np.flatnonzero(exact == use_exact)
-            if not games.size:
-                continue
-            counts = per_game[games]
-            rows = np.repeat(start[games] - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
-            pick = self._exact_choice if use_exact else self._rollout_choice
-            choice[games] = pick(d.rules, worlds.take(rows), d.legal[games])
-            self.counts["exact" if use_exact else "rollout"] += games.size
-        return choice
-
-    def _rollout_choice(self, rules: Rules, worlds: engine.State, legal: np.ndarray) -> np.ndarray:
-        """The card of best mean rollout utility in each game (its worlds game-major in ``worlds``)."""
-        return rollout_utility(rules, worlds, legal, self.rollout, self.rng).argmax(1)
-
-    def _exact_choice(self, rules: Rules, worlds: engine.State, legal: np.ndarray) -> np.ndarray:
-        """The card of best mean exact utility in each game, ties settled by :attr:`tie`."""
-        utility = exact_utility(rules, worlds, legal)
-        choice = utility.argmax(1)
-        best = utility == utility.max(1, keepdims=True)
-        tied = np.flatnonzero(best.sum(1) > 1) if self.tie == "rollout" else np.zeros(0, np.int64)
-        if tied.size:
-            per_game = worlds.batch // legal.shape[0]
-            rows = (tied[:, None] * per_game + np.arange(per_game)).ravel()
-            tie_worlds = self._tie_worlds(worlds.take(rows))
-            choice[tied] = rollout_utility(rules, tie_worlds, best[tied], self.rollout, self.rng).argmax(1)
-            self.counts["tie"] += tied.size
-        return choice
-
-
-class Oracle(PIMC):
-    """PIMC on the true deal: it reads every hidden hand (a cheating upper reference).
-
-    Exact by default: a card of least own round penalty on the true deal by the solver (one
-    world per game; the solver's objective in every mode: going out at the limit, lives
-    and the other seats' scores are not weighed), ties among such cards settled by
-    rollouts on ``worlds`` copies of the true deal (``tie="rollout"``, default) or the
-    lowest card (``tie="lowest"``: the solver's own best card). Above the exact limit, and
-    with ``evaluation="rollout"``, rollouts on ``worlds`` copies of the true deal.
-    """
-
-    sees_all = True
-
-    def __init__(
-        self,
-        rng: np.random.Generator,
-        worlds: int = 1,
-        rollout: Rollout = "shed",
-        spec: str = "oracle",
-        evaluation: Evaluation = "exact",
-        tricks: int | None = None,
-        tie: Tie = "rollout",
-    ) -> None:
-        super().__init__(rng, worlds, rollout, spec, evaluation, tricks, tie)
-
-    def _worlds(self, d: Decision, exact: np.ndarray) -> tuple[engine.State, np.ndarray]:
-        """The true deal: once for a game valued exactly, ``worlds`` times for one rolled out."""
-        per_game = np.where(exact, 1, self.worlds)
-        truth = d.truth
-        return truth.take(np.repeat(np.arange(truth.batch), per_game)), per_game
-
-    def _tie_worlds(self, worlds: engine.State) -> engine.State:
-        """``worlds`` copies of each true deal (the rollouts are random; the deal is not)."""
-        return worlds.take(np.repeat(np.arange(worlds.batch), self.worlds))

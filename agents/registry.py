@@ -1,25 +1,32 @@
 """Agent specs: the strings ``--agents`` takes, and the factories that build agents from them.
 
 A spec is ``NAME`` or ``NAME:ARG`` (``ARG`` for agents that need one, e.g. a checkpoint
-path). ``make_agents("random", 4, seed)`` gives every seat a random agent;
+path, or the ``key=value;key=value`` options a kind declares: ``pimc:worlds=32;eval=exact``).
+``make_agents("random", 4, seed)`` gives every seat a random agent;
 ``"random,random,random"`` names one spec per seat. Seat ``s`` draws its randomness from
 ``np.random.default_rng([seed, s])``, so a seat's agent does not depend on the others.
 
-New agent kinds plug in with :func:`register` (or an entry in :data:`AGENTS`).
+New agent kinds plug in with :func:`register` (or an entry in :data:`AGENTS`). A kind with
+options declares them once, as a dataclass of :mod:`agurk_env.options`; the registry parses
+specs with it, and ``agurk agents`` and the docs (:func:`kinds`) read it.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from agents.best import EVERY_TRICK_SEARCH, POLICY_FROM, SEARCH, Best
-from agents.fictive import OBJECTIVES, Fictive
+from agents.fictive import Fictive, FictiveOptions
 from agents.heuristics import DESCRIPTIONS, Heuristic
-from agents.pimc import EXACT_TRICKS, PIMC, Oracle
+from agents.search import PIMC, GuidedOptions, Oracle, OracleOptions, PimcOptions
+from agurk_env import options as declared_options
 from agurk_env.agent import Agent, RandomAgent
+from agurk_env.options import OptionError
 
 
 class AgentSpecError(ValueError):
@@ -41,6 +48,8 @@ class AgentKind:
     """Name of its argument (``ppo:PATH`` -> ``"PATH"``), or None when it takes none."""
     optional: bool = False
     """The argument may be left out (``pimc`` or ``pimc:worlds=N``)."""
+    options: type | None = None
+    """The dataclass that declares its ``key=value;...`` options (:mod:`agurk_env.options`), if any."""
 
     @property
     def usage(self) -> str:
@@ -53,49 +62,44 @@ class AgentKind:
 AGENTS: dict[str, AgentKind] = {}
 """Every known agent kind, by name."""
 
-
-def register(name: str, factory: AgentFactory, help: str, arg: str | None = None, optional: bool = False) -> None:
-    """Add (or replace) an agent kind; ``arg`` names its ``:ARG`` part, if any."""
-    AGENTS[name] = AgentKind(name, factory, help, arg, optional)
+OPTIONS_ARG = "KEY=VALUE;..."
+"""How the usage of a kind with declared options writes its argument (``agurk agents`` lists the keys)."""
 
 
-def _search_options(spec: str, arg: str | None, defaults: dict[str, int | str]) -> dict[str, int | str]:
-    """Parse ``key=value;key=value`` search options (``pimc:worlds=32;rollout=shed``) over ``defaults``."""
-    options = dict(defaults)
-    for item in (arg or "").split(";") if arg else []:
-        key, sep, value = item.partition("=")
-        if not sep or key not in defaults:
-            raise AgentSpecError(f"bad option {item!r} in agent {spec!r}; options: {', '.join(defaults)} (key=value)")
-        if isinstance(defaults[key], int):
-            if not value.isdigit() or int(value) < 1:
-                raise AgentSpecError(f"{key} in agent {spec!r} must be a positive integer, not {value!r}")
-            options[key] = int(value)
-        else:
-            options[key] = value
-    return options
+def register(
+    name: str,
+    factory: AgentFactory,
+    help: str,
+    arg: str | None = None,
+    optional: bool = False,
+    options: type | None = None,
+) -> None:
+    """Add (or replace) an agent kind; ``arg`` names its ``:ARG`` part, if any.
+
+    With ``options`` (a dataclass of :mod:`agurk_env.options`) the argument is its optional
+    ``key=value;key=value`` text, and ``factory`` gets the parsed options in place of it:
+    ``factory(spec, options, rng)``.
+    """
+    if options is not None:
+        options_factory = factory
+
+        def factory(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
+            try:
+                parsed = declared_options.parse(options, arg)
+            except OptionError as e:
+                raise AgentSpecError(f"agent {spec!r}: {e}") from None
+            return options_factory(spec, parsed, rng)
+
+        arg, optional = OPTIONS_ARG, True
+    AGENTS[name] = AgentKind(name, factory, help, arg, optional, options)
 
 
-def _pimc(cls: type[PIMC], defaults: dict[str, int | str]) -> AgentFactory:
-    def factory(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
-        options = _search_options(spec, arg, defaults)
-        tricks = str(options["tricks"])
-        if tricks != "auto" and not (tricks.isdigit() and int(tricks) >= 1):
-            raise AgentSpecError(f"tricks in agent {spec!r} must be auto or a positive integer, not {tricks!r}")
-        try:
-            return cls(
-                rng,
-                worlds=int(options["worlds"]),
-                rollout=str(options["rollout"]),
-                spec=spec,
-                evaluation=str(options["eval"]),
-                tricks=None if tricks == "auto" else int(tricks),
-                tie=str(options["tie"]),
-                **{key: options[key] for key in ("belief", "pool") if key in options},
-            )
-        except ValueError as err:
-            raise AgentSpecError(f"agent {spec!r}: {err}") from None
-
-    return factory
+def _built(build: Callable[[], Agent], spec: str) -> Agent:
+    """``build()``, its ``ValueError`` (a bad checkpoint or policy) as a one-line :class:`AgentSpecError`."""
+    try:
+        return build()
+    except ValueError as err:
+        raise AgentSpecError(f"agent {spec!r}: {err}") from None
 
 
 STRONGEST_HEURISTIC = "guard"
@@ -109,57 +113,27 @@ register(
     lambda spec, arg, rng: Heuristic(STRONGEST_HEURISTIC, spec=spec),
     f"the strongest heuristic ({STRONGEST_HEURISTIC})",
 )
-_AUTO = f"auto: {EXACT_TRICKS['last_trick']}, {EXACT_TRICKS['every_trick']} with every-trick scoring"
 register(
     "pimc",
-    _pimc(
-        PIMC,
-        {
-            "worlds": 16,
-            "rollout": "mixed",
-            "eval": "rollout",
-            "tricks": "auto",
-            "tie": "rollout",
-            "belief": "off",
-            "pool": 64,
-        },
-    ),
-    "search: samples deals consistent with what is public, values every legal card in each by a rollout"
-    " (E=rollout; R=shed|random|mixed) or the exact round solver (E=exact: ties between best cards by rollouts,"
-    f" T=lowest: the lowest card; rollouts above tricks=N tricks left, {_AUTO}); belief=models draws the worlds"
-    " from pool=N sampled ones by how well the heuristic player types explain the opponents' plays this round."
-    " Options are separated by ';'. Default worlds=16;rollout=mixed;eval=rollout;belief=off;pool=64",
-    arg="worlds=N;rollout=R;eval=E;tricks=N;tie=T;belief=B;pool=N",
-    optional=True,
+    lambda spec, options, rng: PIMC(rng, options, spec=spec),
+    "search: samples deals consistent with what is public and values every legal card in each by rollouts or"
+    " the exact round solver (eval=exact); the card of best mean value is played",
+    options=PimcOptions,
 )
 register(
     "oracle",
-    _pimc(Oracle, {"worlds": 16, "rollout": "mixed", "eval": "exact", "tricks": "auto", "tie": "rollout"}),
+    lambda spec, options, rng: Oracle(rng, options, spec=spec),
     "CHEATING reference (sees every hidden hand): the exact solver's best card on the true deal, ties by"
-    " rollouts on it (default; tricks, tie as for pimc), or E=rollout: the pimc rollouts on the true deal",
-    arg="eval=E;worlds=N;rollout=R;tricks=N;tie=T",
-    optional=True,
+    " rollouts on it, or (eval=rollout) pimc's rollouts on the true deal",
+    options=OracleOptions,
 )
-
-
-def _fictive(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
-    """``fictive[:objective=O]``: the best response; the maxN oracle where it cannot simulate the table."""
-    objective = str(_search_options(spec, arg, {"objective": "match"})["objective"])
-    if objective not in OBJECTIVES:
-        raise AgentSpecError(f"objective in agent {spec!r} must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
-    return Fictive(AGENTS["oracle"].factory("oracle", None, rng), objective=objective, spec=spec)
-
-
 register(
     "fictive",
-    _fictive,
+    lambda spec, options, rng: Fictive(Oracle(rng, spec="oracle"), objective=options.objective, spec=spec),
     "CHEATING reference, the fictive player (sees every hidden hand): the exact best response to the table's actual"
     " opponents, every line of its own cards to the round's end searched with the others played by their agents"
-    " (exact against deterministic ones, the heuristics; against any other, the oracle's card). objective=match"
-    " (default): stay in, then the least own penalty, then put others out; knockout: others out before the own"
-    " penalty; round: the least own penalty",
-    arg="objective=match|knockout|round",
-    optional=True,
+    " (exact against deterministic ones, the heuristics; against any other, the oracle's card)",
+    options=FictiveOptions,
 )
 
 
@@ -208,74 +182,25 @@ register(
     arg="PRESET",
     optional=True,
 )
-GUIDED_DEFAULTS: dict[str, int | str] = {
-    "worlds": 16,
-    "eval": "exact",
-    "policy": "zoo",
-    "belief": "on",
-    "prior": "0",
-    "top": "all",
-    "tricks": "auto",
-    "tie": "prior",
-    "rollout": "greedy",
-    "out": "off",
-}
-"""The options of ``guided`` and their defaults."""
-
-
-def _guided(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
-    """``guided[:worlds=N;eval=E;policy=P;belief=on|off;prior=W;top=K;tricks=N;tie=T;rollout=R;out=on|off]``."""
-    options = _search_options(spec, arg, GUIDED_DEFAULTS)
-    belief, out, prior, top, tricks = (str(options[key]) for key in ("belief", "out", "prior", "top", "tricks"))
-    for key, value in (("belief", belief), ("out", out)):
-        if value not in ("on", "off"):
-            raise AgentSpecError(f"{key} in agent {spec!r} must be on or off, not {value!r}")
+def _guided(spec: str, options: GuidedOptions, rng: np.random.Generator) -> Agent:
+    """``guided[:KEY=VALUE;...]`` (:class:`agents.guided.Guided`; torch is an optional dependency)."""
     try:
-        weight = float(prior)
-    except ValueError:
-        weight = -1.0
-    if not weight >= 0 or weight == float("inf"):
-        raise AgentSpecError(f"prior in agent {spec!r} must be a number >= 0, not {prior!r}")
-    for key, value in (("top", top), ("tricks", tricks)):
-        if value not in ("all", "auto") and not (value.isdigit() and int(value) >= 1):
-            word = "all" if key == "top" else "auto"
-            raise AgentSpecError(f"{key} in agent {spec!r} must be {word} or a positive integer, not {value!r}")
-    try:
-        from agents.guided import Guided  # torch is an optional dependency
-        from agents.policy import CheckpointError
+        from agents.guided import Guided
     except ImportError as e:
         raise AgentSpecError(f'agent {spec!r} needs torch: pip install -e ".[rl]" ({e.name} missing)') from None
-    try:
-        return Guided(
-            rng,
-            policy=str(options["policy"]),
-            worlds=int(options["worlds"]),
-            evaluation=str(options["eval"]),
-            belief=belief == "on",
-            prior=weight,
-            top=None if top == "all" else int(top),
-            tricks=None if tricks == "auto" else int(tricks),
-            tie=str(options["tie"]),
-            moves=str(options["rollout"]),
-            going_out=out == "on",
-            spec=spec,
-        )
-    except (CheckpointError, ValueError) as err:
-        raise AgentSpecError(f"agent {spec!r}: {err}") from None
+    return _built(lambda: Guided(rng, options, spec=spec), spec)
 
 
 register(
     "guided",
     _guided,
-    "search on a trained policy (P=zoo, zoo:PRESET or a checkpoint PATH): pimc's sampled worlds weighted by how"
-    " likely the opponents' plays were under the policy (belief), valued by the exact solver at most tricks=N"
-    " tricks left and before that by rollouts in which the policy plays every seat (R=greedy|sample, or mixed:"
-    " pimc's rollout policy; E=rollout: rollouts only), plus prior=W times log pi of the own card; top=K searches"
-    " the K likeliest cards, tie=rollout settles equal exact values by rollouts; out=on charges going out in the"
-    " exact values. Default worlds=16;eval=exact;policy=zoo;belief=on;prior=0;out=off",
-    arg="worlds=N;eval=E;policy=P;belief=on|off;prior=W;top=K;tricks=N;tie=T;rollout=R;out=on|off",
-    optional=True,
+    "search on a trained policy (needs torch): pimc's sampled worlds weighted by how likely the opponents' plays"
+    " were under the policy, valued by the exact solver late and before that by rollouts in which the policy plays"
+    " every seat, plus prior=W times log pi of the own card",
+    options=GuidedOptions,
 )
+
+
 def _best(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
     """``best`` (:class:`agents.best.Best`): the search of :data:`agents.best.SEARCH`, or the shipped policy."""
     searches = []
@@ -299,10 +224,32 @@ def known() -> str:
     return ", ".join(kind.usage for kind in AGENTS.values())
 
 
-def describe() -> list[str]:
-    """One line per agent kind: its spec form and what it does (for ``agurk agents``)."""
-    width = max(len(kind.usage) for kind in AGENTS.values())
-    return [f"{kind.usage:<{width}}  {kind.help}" for kind in AGENTS.values()]
+def kinds() -> list[dict[str, Any]]:
+    """Every agent kind for the docs: name, usage, help and its declared options (name, type, default, doc)."""
+    return [
+        {
+            "name": kind.name,
+            "usage": kind.usage,
+            "help": kind.help,
+            "options": [
+                {"name": o.name, "type": o.kind, "default": o.shown_default, "doc": o.doc}
+                for o in (declared_options.declared(kind.options).values() if kind.options else ())
+            ],
+        }
+        for kind in AGENTS.values()
+    ]
+
+
+def describe(width: int = 80) -> list[str]:
+    """The lines of ``agurk agents``: per kind its spec form, what it does and its options, ``width`` columns."""
+    lines: list[str] = []
+    for kind in kinds():
+        lines.append(kind["usage"])
+        lines += textwrap.wrap(kind["help"], width, initial_indent="    ", subsequent_indent="    ")
+        for o in kind["options"]:
+            head = f"{o['name']}={o['type']} (default {o['default']}):"
+            lines += textwrap.wrap(f"{head} {o['doc']}", width, initial_indent="    - ", subsequent_indent="      ")
+    return lines
 
 
 def parse_spec(spec: str) -> tuple[AgentKind, str | None]:
@@ -329,7 +276,7 @@ def make_agents(spec_string: str, players: int, seed: int) -> list[Agent]:
     """One agent per seat from ``"SPEC"`` (every seat) or ``"SPEC,SPEC,..."`` (one per seat)."""
     if seed < 0:
         raise AgentSpecError(f"seed must be >= 0, not {seed}")
-    specs = [s.strip() for s in spec_string.split(",")]
+    specs = declared_options.split_list(spec_string)
     if any(not s for s in specs):
         raise AgentSpecError(f"empty agent spec in {spec_string!r}; known agents: {known()}")
     if len(specs) == 1:
@@ -360,7 +307,7 @@ def opponents(spec_string: str, players: int) -> Callable[[int], list[Agent]]:
     agent of the ``r``-th seat after the learner draws from ``default_rng([seed, r])``;
     one spec for every seat gives one agent object for all of them.
     """
-    specs = [s.strip() for s in spec_string.split(",")]
+    specs = declared_options.split_list(spec_string)
     if len(specs) not in (1, players - 1):
         raise AgentSpecError(
             f"give one opponent spec or {players - 1} (one per other seat), not {len(specs)}: {spec_string!r}"

@@ -90,7 +90,7 @@ class Option:
     @property
     def kind(self) -> str:
         """The type in words, for help and docs: ``int``, ``float``, ``bool``, ``rollout|exact``, ``auto|int``."""
-        words = _kind(_base(self.type), self.bounds)
+        words = _words(_base(self.type), self.bounds)[0]
         return f"{self.bounds.none}|{words}" if self.bounds.none and _optional(self.type) else words
 
     @property
@@ -117,8 +117,7 @@ class Option:
 
     def what(self) -> str:
         """The allowed values in words, as an error message gives them (``an integer >= 1``)."""
-        base = _base(self.type)
-        words = _what(base, self.bounds)
+        words = _words(_base(self.type), self.bounds)[1]
         if _optional(self.type):
             return f"{self.bounds.none or 'none'} or {words}"
         return words
@@ -175,40 +174,22 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-def _kind(base: Any, bounds: Bounds) -> str:
+def _words(base: Any, bounds: Bounds) -> tuple[str, str]:
+    """The type in words: short (``int``, ``a|b``: help and docs) and as a message gives it (``an integer >= 1``)."""
     origin = typing.get_origin(base)
     if origin is typing.Literal:
-        return "|".join(map(str, typing.get_args(base)))
+        choices = [str(c) for c in typing.get_args(base)]
+        return "|".join(choices), f"one of {', '.join(choices)}"
     if base is bool:
-        return "bool"
-    if origin is list:
-        return f"list of {_kind(typing.get_args(base)[0], bounds)}"
-    if origin is dict:
-        return f"mapping to {_kind(typing.get_args(base)[1], bounds)}"
+        return "|".join(bounds.flag), " or ".join(bounds.flag)
+    if origin in (list, dict):
+        short, long = _words(typing.get_args(base)[-1], bounds)
+        container = "list of" if origin is list else "mapping to"
+        return f"{container} {short}", f"a {container} {_plural(long)}"
     if dataclasses.is_dataclass(base):
-        return "section"
-    return getattr(base, "__name__", str(base))
-
-
-def _what(base: Any, bounds: Bounds) -> str:
-    origin = typing.get_origin(base)
-    if origin is typing.Literal:
-        return f"one of {', '.join(map(str, typing.get_args(base)))}"
-    if base is bool:
-        return " or ".join(bounds.flag)
-    if base is int:
-        return f"an integer{_range(bounds)}"
-    if base is float:
-        return f"a number{_range(bounds)}"
-    if base is str:
-        return "a string"
-    if origin is list:
-        return f"a list of {_plural(_what(typing.get_args(base)[0], bounds))}"
-    if origin is dict:
-        return f"a mapping to {_plural(_what(typing.get_args(base)[1], bounds))}"
-    if dataclasses.is_dataclass(base):
-        return "a mapping of its keys"
-    return str(base)
+        return "section", "a mapping of its keys"
+    long = {int: "an integer", float: "a number", str: "a string"}.get(base, str(base))
+    return getattr(base, "__name__", str(base)), long + (_range(bounds) if base in (int, float) else "")
 
 
 def _plural(words: str) -> str:
@@ -316,9 +297,12 @@ def _field_docs(cls: type) -> dict[str, str]:
 
 @functools.cache
 def declared(cls: type) -> dict[str, Option]:
-    """Every option of the dataclass ``cls``, by name, in field order."""
+    """Every option of the dataclass ``cls``, by name, in field order (a redeclared field keeps its base's doc)."""
     hints = typing.get_type_hints(cls)
-    docs = _field_docs(cls)
+    docs: dict[str, str] = {}
+    for base in reversed(cls.__mro__):
+        if dataclasses.is_dataclass(base):
+            docs.update(_field_docs(base))
     out: dict[str, Option] = {}
     for f in dataclasses.fields(cls):
         if f.default is not dataclasses.MISSING:

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from agents.heuristics import STRATEGIES, Heuristic
-from agents.pimc import PIMC, Oracle, sample_worlds
+from agents.pimc import sample_worlds
+from agents.search import PIMC, Oracle
 from agurk_env import engine
 from agurk_env.agent import Decision, act_seats, decide
 from agurk_env.rules import PRESETS, Rules
@@ -27,7 +28,7 @@ def _midround_states(rules: Rules, batch: int, steps: int, seed: int = 0) -> eng
 def test_every_agent_plays_legally_under_every_preset(preset: str) -> None:
     rules = Rules.preset(preset, players=5)
     rng = np.random.default_rng(1)
-    seats = [Heuristic(name) for name in STRATEGIES] + [PIMC(rng, worlds=2)]
+    seats = [Heuristic(name) for name in STRATEGIES] + [PIMC(rng, worlds=2, rollout="shed")]
     state = engine.init(rules, 32, seed=3)
     for _ in range(60):  # act_seats raises on any illegal card
         legal = engine.legal_bits(rules, state)
@@ -108,7 +109,7 @@ def test_fair_agents_do_not_depend_on_hidden_cards(name: str) -> None:
     games = np.arange(64)
 
     def agent():
-        return Heuristic(name) if name != "pimc" else PIMC(np.random.default_rng(7), worlds=4)
+        return Heuristic(name) if name != "pimc" else PIMC(np.random.default_rng(7), worlds=4, rollout="shed")
 
     assert (decide(agent(), rules, state, games, legal) == decide(agent(), rules, other, games, legal)).all()
 
@@ -155,7 +156,7 @@ def test_oracle_reads_the_truth() -> None:
     games = np.arange(64)
 
     def oracle_cards(st: engine.State) -> np.ndarray:  # decide() raises on an illegal card
-        return decide(Oracle(np.random.default_rng(0), worlds=2), rules, st, games, legal)
+        return decide(Oracle(np.random.default_rng(0), worlds=2, rollout="shed"), rules, st, games, legal)
 
     truth = oracle_cards(state)
     assert (oracle_cards(state) == truth).all()

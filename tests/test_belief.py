@@ -7,8 +7,9 @@ import pytest
 
 from agents.belief import MODEL_FLOOR, MODELS, model_weights, replay, resample
 from agents.heuristics import STRATEGIES, table
-from agents.pimc import PIMC, sample_worlds
+from agents.pimc import sample_worlds
 from agents.registry import AgentSpecError, make_agent, make_agents
+from agents.search import PIMC
 from agurk_env import engine
 from agurk_env.agent import Decision, act_seats
 from agurk_env.rules import Rules
@@ -74,13 +75,13 @@ def test_belief_worlds_place_more_hidden_cards_right_against_guards() -> None:
     hidden[np.arange(48), d.seat] = False
 
     def right(agent: PIMC) -> float:
-        worlds, _ = agent._worlds(d, np.ones(48, bool))
-        truth = np.repeat(state.hands, agent.worlds, axis=0)
+        worlds, _, _ = agent.sampler(rules, d.public, np.ones(48, bool), agent.rng, lambda: d.truth)
+        truth = np.repeat(state.hands, agent.options.worlds, axis=0)
         agree = np.minimum(worlds.hands, truth).sum(2)  # cards placed in the right hand, per seat
-        return float(agree[np.repeat(hidden, agent.worlds, axis=0)].mean())
+        return float(agree[np.repeat(hidden, agent.options.worlds, axis=0)].mean())
 
-    uniform = right(PIMC(np.random.default_rng(0), worlds=16, evaluation="exact"))
-    believed = right(PIMC(np.random.default_rng(0), worlds=16, evaluation="exact", belief="models", pool=128))
+    uniform = right(PIMC(np.random.default_rng(0), worlds=16, eval="exact", rollout="shed"))
+    believed = right(PIMC(np.random.default_rng(0), worlds=16, eval="exact", belief="models", pool=128, rollout="shed"))
     assert believed > uniform + 0.05
 
 

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from agents import pimc
-from agents.pimc import PIMC, Oracle, exact_tricks, sample_worlds
+from agents.pimc import exact_tricks, sample_worlds
 from agents.registry import AgentSpecError, describe, make_agent
+from agents.search import PIMC, Oracle
 from agurk_env import engine, solver
 from agurk_env.agent import Decision, act_seats, decide
 from agurk_env.rules import PRESETS, Rules
@@ -51,7 +52,7 @@ def test_exact_oracle_plays_the_solvers_best_card_on_the_true_deal(preset: str, 
     lowest = _oracle("lowest")
     answer = solver.solution(rules, state)
     np.testing.assert_array_equal(_decide(lowest, rules, state), answer.best)
-    assert lowest.counts == {"exact": 24, "rollout": 0, "tie": 0}
+    assert lowest.counts == {"exact": 24, "rollout": 0, "tie": 0, "forced": 0}
     chosen = _decide(_oracle("rollout"), rules, state)  # ties settled by rollouts: still least value
     np.testing.assert_array_equal(answer.values[np.arange(24), chosen], answer.values.min(1))
 
@@ -83,7 +84,7 @@ def test_pimc_exact_plays_the_oracles_card_when_every_hidden_card_is_known(prese
     d = Decision(rules, state, np.arange(16), engine.legal_bits(rules, state))
     worlds = sample_worlds(rules, d.public, 3, np.random.default_rng(0))
     np.testing.assert_array_equal(worlds.hands, np.repeat(state.hands, 3, axis=0))
-    search = PIMC(np.random.default_rng(1), worlds=3, evaluation="exact", tie="lowest")
+    search = PIMC(np.random.default_rng(1), worlds=3, eval="exact", tie="lowest", rollout="shed")
     np.testing.assert_array_equal(_decide(search, rules, state), _decide(_oracle("lowest"), rules, state))
     assert search.counts["exact"] == 16
 
@@ -92,11 +93,11 @@ def test_every_trick_first_lead_falls_back_to_the_rollouts() -> None:
     rules = Rules.preset("every_trick")
     assert exact_tricks(rules) < rules.hand_size
     state = _positions(rules, 16, 2)  # the first trick: more tricks left than the solver takes
-    exact = PIMC(np.random.default_rng(5), worlds=4, rollout="mixed", evaluation="exact")
+    exact = PIMC(np.random.default_rng(5), worlds=4, rollout="mixed", eval="exact")
     rolled = PIMC(np.random.default_rng(5), worlds=4, rollout="mixed")
     np.testing.assert_array_equal(_decide(exact, rules, state), _decide(rolled, rules, state))
-    assert exact.counts == {"exact": 0, "rollout": 16, "tie": 0}
-    oracle, old = _oracle(seed=5), _oracle(seed=5, evaluation="rollout")
+    assert exact.counts == {"exact": 0, "rollout": 16, "tie": 0, "forced": 0}
+    oracle, old = _oracle(seed=5), _oracle(seed=5, eval="rollout")
     np.testing.assert_array_equal(_decide(oracle, rules, state), _decide(old, rules, state))
     assert oracle.counts["rollout"] == 16
 
@@ -106,8 +107,8 @@ def test_a_batch_splits_between_the_solver_and_the_rollouts() -> None:
     a, b = _positions(rules, 8, 2, seed=1), _positions(rules, 8, 21, seed=2)  # 7 and 2 tricks left
     batched = {name: x for name, x in a._asdict().items() if isinstance(x, np.ndarray) and x.ndim}
     state = a._replace(**{name: np.concatenate([x, getattr(b, name)]) for name, x in batched.items()})
-    mixed = PIMC(np.random.default_rng(9), worlds=4, evaluation="exact", tricks=3, tie="lowest")
-    every = PIMC(np.random.default_rng(9), worlds=4, evaluation="exact", tricks=7, tie="lowest")
+    mixed = PIMC(np.random.default_rng(9), worlds=4, eval="exact", tricks=3, tie="lowest", rollout="shed")
+    every = PIMC(np.random.default_rng(9), worlds=4, eval="exact", tricks=7, tie="lowest", rollout="shed")
     got, want = _decide(mixed, rules, state), _decide(every, rules, state)
     assert mixed.counts["exact"] == 8 and mixed.counts["rollout"] == 8
     np.testing.assert_array_equal(got[8:], want[8:])  # the same sampled worlds, solved the same
@@ -126,7 +127,8 @@ def test_without_numba_fewer_tricks_are_solved(monkeypatch: pytest.MonkeyPatch) 
 def test_exact_agents_play_legally_under_every_preset(preset: str) -> None:
     rules = Rules.preset(preset, players=5, hand_size=5)
     rng = np.random.default_rng(2)
-    seats = [PIMC(rng, worlds=2, evaluation="exact", tie="rollout"), _oracle(), *[make_agent("guard", 0, 0)] * 3]
+    search = PIMC(rng, worlds=2, eval="exact", tie="rollout", rollout="shed")
+    seats = [search, _oracle(), *[make_agent("guard", 0, 0)] * 3]
     state = engine.init(rules, 8, seed=4)
     for _ in range(40):  # two rounds and more; act_seats raises on any illegal card
         bits = engine.legal_bits(rules, state)
@@ -137,7 +139,8 @@ def test_exact_agents_play_legally_under_every_preset(preset: str) -> None:
 def test_registry_builds_the_exact_agents() -> None:
     oracle = make_agent("oracle", 0, 0)
     assert isinstance(oracle, Oracle) and oracle.sees_all
-    assert (oracle.evaluation, oracle.tie, oracle.tricks, oracle.worlds, oracle.rollout) == (
+    o = oracle.options
+    assert (o.eval, o.tie, o.tricks, o.worlds, o.rollout) == (
         "exact",
         "rollout",
         None,
@@ -145,17 +148,18 @@ def test_registry_builds_the_exact_agents() -> None:
         "mixed",
     )
     old = make_agent("oracle:eval=rollout;worlds=16;rollout=mixed", 0, 0)
-    assert (old.evaluation, old.worlds, old.rollout) == ("rollout", 16, "mixed")
+    assert (old.options.eval, old.options.worlds, old.options.rollout) == ("rollout", 16, "mixed")
     search = make_agent("pimc:eval=exact;worlds=8;tricks=3;tie=rollout", 0, 0)
     assert isinstance(search, PIMC) and not search.sees_all
-    assert (search.evaluation, search.worlds, search.tricks, search.tie) == ("exact", 8, 3, "rollout")
+    o = search.options
+    assert (o.eval, o.worlds, o.tricks, o.tie) == ("exact", 8, 3, "rollout")
     default = make_agent("pimc", 0, 0)
-    assert (default.evaluation, default.tie, default.tricks) == ("rollout", "rollout", None)
-    assert make_agent("pimc:eval=exact;tie=lowest", 0, 0).tie == "lowest"
-    assert make_agent("pimc:tricks=auto", 0, 0).tricks is None
-    lines = {line.split()[0]: line for line in describe()}
-    assert "E=exact" in lines["pimc[:worlds=N;rollout=R;eval=E;tricks=N;tie=T;belief=B;pool=N]"]
-    assert "CHEATING" in lines["oracle[:eval=E;worlds=N;rollout=R;tricks=N;tie=T]"]
+    assert (default.options.eval, default.options.tie, default.options.tricks) == ("rollout", "rollout", None)
+    assert make_agent("pimc:eval=exact;tie=lowest", 0, 0).options.tie == "lowest"
+    assert make_agent("pimc:tricks=auto", 0, 0).options.tricks is None
+    text = "\n".join(describe())
+    assert "pimc[:KEY=VALUE;...]" in text and "eval=rollout|exact (default rollout)" in text
+    assert "oracle[:KEY=VALUE;...]\n    CHEATING" in text and "eval=rollout|exact (default exact)" in text
 
 
 @pytest.mark.parametrize(
@@ -167,7 +171,7 @@ def test_registry_builds_the_exact_agents() -> None:
         ("pimc:tricks=many", "tricks"),
         ("oracle:tie=first", "tie must be one of rollout, lowest"),
         ("pimc:exact", "bad option"),
-        ("oracle:depth=3", "bad option"),
+        ("oracle:depth=3", "unknown option 'depth'"),
     ],
 )
 def test_registry_refuses_bad_options_in_one_line(spec: str, words: str) -> None:

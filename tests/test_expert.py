@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from agents.guided import exact_values, improve
-from agents.pimc import sample_worlds
+from agents.guided import improve
+from agents.pimc import exact_values, sample_worlds
 from agents.policy import PolicyNet, load_checkpoint, masked_log_softmax
 from agurk_env import engine, observation
 from agurk_env.agent import Decision

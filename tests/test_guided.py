@@ -20,9 +20,10 @@ from torch import nn
 
 from agents import pimc
 from agents.belief import replay, round_start
-from agents.guided import BELIEF_FLOOR, Guided, belief_weights, exact_values, policy_moves
-from agents.pimc import Oracle, sample_worlds
+from agents.guided import BELIEF_FLOOR, Guided, belief_weights, policy_moves
+from agents.pimc import exact_values, sample_worlds
 from agents.registry import AgentSpecError, describe, make_agent
+from agents.search import Oracle
 from agurk_env import engine, solver
 from agurk_env.agent import Decision, act_seats, decide
 from agurk_env.rules import Rules
@@ -58,7 +59,7 @@ def test_guided_plays_legally_under_several_presets(preset: str) -> None:
     rng = np.random.default_rng(1)
     seats = [
         Guided(rng, worlds=3, prior=0.05, tricks=2, tie="rollout"),
-        Guided(rng, worlds=2, evaluation="rollout", moves="sample", top=2),
+        Guided(rng, worlds=2, eval="rollout", rollout="sample", top=2),
         Guided(rng, worlds=2, belief=False, tricks=1),
         make_agent("guard", 0, 0),
     ]
@@ -115,7 +116,7 @@ def test_belief_favours_the_worlds_a_deterministic_policy_explains() -> None:
         assert weights[g][explained[g]].min() > 5 * weights[g][~explained[g]].max()
         assert weights[g][explained[g]].sum() > explained[g].mean()  # more than the uniform share
     off = Guided(np.random.default_rng(0), policy=net, belief=False, worlds=2)
-    assert not off.belief and BELIEF_FLOOR > 0
+    assert not off.options.belief and BELIEF_FLOOR > 0
 
 
 @pytest.mark.parametrize("preset", ["standard", "every_trick", "lives"])
@@ -123,7 +124,7 @@ def test_belief_favours_the_worlds_a_deterministic_policy_explains() -> None:
 def test_with_every_hidden_card_known_it_plays_the_oracles_card(preset: str, tricks_left: int) -> None:
     rules = Rules.preset(preset, players=2, hand_size=26)  # the whole deck is dealt: the unseen cards are the other's
     state = _positions(rules, 12, 2 * (26 - tricks_left) + tricks_left % 2, seed=tricks_left)
-    oracle = _decide(Oracle(np.random.default_rng(0), worlds=2, tie="lowest"), rules, state)
+    oracle = _decide(Oracle(np.random.default_rng(0), worlds=2, tie="lowest", rollout="shed"), rules, state)
     guided = Guided(np.random.default_rng(1), worlds=3)  # belief on, no prior: ties go to the lowest card
     np.testing.assert_array_equal(_decide(guided, rules, state), oracle)
     values = solver.solution(rules, state).values
@@ -180,7 +181,8 @@ def test_guided_does_not_depend_on_hidden_cards(spec: str) -> None:
 def test_registry_builds_guided_from_specs() -> None:
     agent = make_agent("guided", 0, 0)
     assert isinstance(agent, Guided) and not agent.sees_all
-    assert (agent.worlds, agent.evaluation, agent.belief, agent.prior, agent.top, agent.tricks) == (
+    o = agent.options
+    assert (o.worlds, o.eval, o.belief, o.prior, o.top, o.tricks) == (
         16,
         "exact",
         True,
@@ -189,7 +191,8 @@ def test_registry_builds_guided_from_specs() -> None:
         None,
     )
     agent = make_agent("guided:worlds=8;eval=rollout;belief=off;prior=0.25;top=3;tricks=4;tie=rollout", 0, 0)
-    assert (agent.worlds, agent.evaluation, agent.belief, agent.prior, agent.top, agent.tricks, agent.tie) == (
+    o = agent.options
+    assert (o.worlds, o.eval, o.belief, o.prior, o.top, o.tricks, o.tie) == (
         8,
         "rollout",
         False,
@@ -198,17 +201,16 @@ def test_registry_builds_guided_from_specs() -> None:
         4,
         "rollout",
     )
-    assert make_agent("guided:policy=zoo:danish21;rollout=sample", 0, 0).moves == "sample"
-    lines = {line.split()[0]: line for line in describe()}
-    usage = "guided[:worlds=N;eval=E;policy=P;belief=on|off;prior=W;top=K;tricks=N;tie=T;rollout=R;out=on|off]"
-    assert "belief" in lines[usage]
+    assert make_agent("guided:policy=zoo:danish21;rollout=sample", 0, 0).options.rollout == "sample"
+    text = "\n".join(describe())
+    assert "guided[:KEY=VALUE;...]" in text and "belief=on|off (default on)" in text
 
 
 @pytest.mark.parametrize(
     ("spec", "words"),
     [
-        ("guided:eval=solver", "eval must be one of exact, rollout"),
-        ("guided:belief=yes", "belief"),
+        ("guided:eval=solver", "eval must be one of rollout, exact"),
+        ("guided:belief=maybe", "belief must be on or off"),
         ("guided:prior=-1", "prior"),
         ("guided:prior=lots", "prior"),
         ("guided:top=0", "top"),
@@ -218,7 +220,7 @@ def test_registry_builds_guided_from_specs() -> None:
         ("guided:rollout=shed", "rollout must be one of greedy, sample, mixed"),
         ("guided:policy=zoo:nope", "no shipped policy 'nope'"),
         ("guided:policy=/no/such.pt", "no checkpoint"),
-        ("guided:depth=3", "bad option"),
+        ("guided:depth=3", "unknown option 'depth'"),
     ],
 )
 def test_registry_refuses_bad_guided_options_in_one_line(spec: str, words: str) -> None:

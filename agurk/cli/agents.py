@@ -14,13 +14,16 @@ def add_parser(sub: Any) -> None:
         "agents",
         help="list the agent specs that --agents takes",
         formatter_class=Formatter,
-        description="List every agent spec, one line each: how it is written and what it does.",
+        description=(
+            "List every agent spec: how it is written, what it does, and the options it declares\n"
+            "(KEY=VALUE, separated by ';': pimc:worlds=32;eval=exact) with their defaults."
+        ),
     )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """List the agent specs, one line each."""
+    """List the agent specs and their options, in 80 columns."""
     from agents.registry import describe
 
     for line in describe():

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from agurk_env.rules import OPTION_NAMES, Rules, parse_option, split_assignment
+from agurk_env.options import split_assignment
+from agurk_env.rules import OPTION_NAMES, Rules, parse_option
 
 PROG = "agurk"
 

@@ -26,7 +26,6 @@ from agurk.cli.common import (
 
 def add_parser(sub: Any) -> None:
     """Register ``agurk simulate`` on the subcommands ``sub``."""
-    from agents.registry import AGENTS
     from agurk_env.matches import DEFAULT_BATCH
 
     p = sub.add_parser(
@@ -55,8 +54,8 @@ def add_parser(sub: Any) -> None:
         default="random",
         help=(
             "who plays: one agent spec for every seat, or a comma-separated spec per seat "
-            "(exactly 'players' of them; seat 0 deals the first round). Default: random. Known specs: "
-            + "; ".join(f"{kind.usage} ({kind.help})" for kind in AGENTS.values())
+            "(exactly 'players' of them; seat 0 deals the first round). Default: random. "
+            "'agurk agents' lists every spec and its options"
         ),
     )
     p.add_argument("--matches", metavar="N", type=int, required=True, help="number of matches to play (> 0)")
