@@ -80,6 +80,15 @@ class Option:
     default: Any
     doc: str = ""
     bounds: Bounds = Bounds()
+    _plain: Any = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    """The type when it is a plain one (``int``, ``float``, ``str``, ``bool``): a value of it needs its bounds only."""
+    _choices: tuple[Any, ...] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        base = _base(self.type)
+        object.__setattr__(self, "_plain", base if base in (int, float, str, bool) else None)
+        if typing.get_origin(base) is typing.Literal:
+            object.__setattr__(self, "_choices", typing.get_args(base))
 
     @property
     def choices(self) -> tuple[Any, ...] | None:
@@ -124,6 +133,11 @@ class Option:
 
     def convert(self, value: Any, key: str | None = None) -> Any:
         """``value`` (text or a YAML value) as the option's type, in bounds; :class:`OptionError` names ``key``."""
+        if value.__class__ is self._plain and (self._plain is not float or math.isfinite(value)):
+            if self._plain in (str, bool) or _within(value, self.bounds):
+                return value  # already of the type and in bounds: the common case of a checked instance
+        elif isinstance(value, str) and self._choices is not None and value in self._choices:
+            return value
         key = key or self.name
         if _optional(self.type) and (value is None or (self.bounds.none is not None and value == self.bounds.none)):
             return None
@@ -159,7 +173,7 @@ def _range(bounds: Bounds) -> str:
     high = bounds.high if bounds.high is not None else bounds.below
     if low is not None and high is not None:
         if bounds.low is not None and bounds.high is not None:
-            return f" in {_num(low)}..{_num(high)}"
+            return f" {_num(low)}..{_num(high)}"
         left = "[" if bounds.low is not None else "("
         right = "]" if bounds.high is not None else ")"
         return f" in {left}{_num(low)}, {_num(high)}{right}"
@@ -339,9 +353,11 @@ def check(instance: Any, error: type[Exception] = OptionError) -> None:
         if dataclasses.is_dataclass(value):
             continue  # a section checks itself when it is built
         try:
-            object.__setattr__(instance, name, opt.convert(value))
+            converted = opt.convert(value)
         except OptionError as e:
             raise error(str(e)) from None
+        if converted is not value:
+            object.__setattr__(instance, name, converted)
 
 
 def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> None:

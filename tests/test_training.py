@@ -154,7 +154,7 @@ def test_masked_log_softmax_gives_illegal_cards_zero_probability() -> None:
         ({"episode": "game"}, "episode must be one of round, match"),
         ({"preset": "nope"}, "preset must be one of"),
         ({"rules": {"limit": 0}}, "rules: limit must be an integer"),
-        ({"gamma": 1.5}, "gamma must be a number in 0..1"),
+        ({"gamma": 1.5}, "gamma must be a number 0..1"),
         ({"anneal_lr": "maybe"}, "anneal_lr must be true or false"),
         ({"pool": {"agents": {"nobody": 1.0}}}, "pool.agents.nobody: unknown agent"),
         ({"eval": {"opponent": "nobody"}}, "eval.opponent: unknown agent"),
