@@ -32,9 +32,12 @@ the preset in play, :mod:`agents.zoo`) enters in four places:
   (every seat then minimising its own round penalty; the mover's penalty on that line is
   the utility). The exact utility is pimc's (minus the round penalty / 15, or the life
   lost) and, with ``out=on``, minus pimc's going-out cost where that penalty puts
-  the mover out (:func:`exact_values`); others going out are not credited.
+  the mover out (:func:`agents.pimc.exact_values`); others going out are not credited.
 
 Games with one legal card (or one candidate after ``top``) are answered without search.
+``guided`` and the rollout operator :func:`improve` are settings of :class:`agents.search.Search`;
+this module adds the policy's parts: its belief (:class:`PolicyBelief`), rollouts
+(:class:`PolicyRollouts`) and prior (:class:`PolicyPrior`).
 All games of a decision run as one batch: worlds, rollouts, replays and network calls.
 Measured with the shipped standard policy (README, "Search on a learned policy"), no
 ingredient beats ``pimc:eval=exact``, and the belief costs strength against ``guard``,
@@ -226,7 +229,8 @@ def improve(
     turns included (:func:`policy_rollouts`): no rollout player sees a hidden card, so the
     values carry no strategy fusion, except in the last ``leaf`` tricks where the exact
     solver (every seat seeing all cards) takes over. The ``argmax`` is the improved policy
-    (Tesauro & Galperin's rollout); ``agurk train``'s ``algo: expert`` learns from it.
+    (Tesauro & Galperin's rollout); ``agurk train``'s ``algo: expert`` learns from it. A
+    :class:`agents.search.Search` without the exact solver or a prior.
     """
     sampler = PolicyBelief(worlds, lambda rules: net, floor) if belief else Uniform(worlds, weighted=True)
     search = Search(rng, sampler, PolicyRollouts(lambda rules: net, moves), leaf=leaf, repeats=rollouts)

@@ -94,14 +94,6 @@ def register(
     AGENTS[name] = AgentKind(name, factory, help, arg, optional, options)
 
 
-def _built(build: Callable[[], Agent], spec: str) -> Agent:
-    """``build()``, its ``ValueError`` (a bad checkpoint or policy) as a one-line :class:`AgentSpecError`."""
-    try:
-        return build()
-    except ValueError as err:
-        raise AgentSpecError(f"agent {spec!r}: {err}") from None
-
-
 STRONGEST_HEURISTIC = "guard"
 """The heuristic that ``heuristic`` names (the strongest, measured with ``agurk evaluate``)."""
 
@@ -182,13 +174,18 @@ register(
     arg="PRESET",
     optional=True,
 )
+
+
 def _guided(spec: str, options: GuidedOptions, rng: np.random.Generator) -> Agent:
     """``guided[:KEY=VALUE;...]`` (:class:`agents.guided.Guided`; torch is an optional dependency)."""
     try:
         from agents.guided import Guided
     except ImportError as e:
         raise AgentSpecError(f'agent {spec!r} needs torch: pip install -e ".[rl]" ({e.name} missing)') from None
-    return _built(lambda: Guided(rng, options, spec=spec), spec)
+    try:
+        return Guided(rng, options, spec=spec)
+    except ValueError as err:  # a bad checkpoint or zoo preset
+        raise AgentSpecError(f"agent {spec!r}: {err}") from None
 
 
 register(

@@ -284,7 +284,7 @@ def test_evaluate_json_schema_and_reproducible(tmp_path) -> None:
         (["--agents", "guard,,random,random", "--matches", "5"], "empty agent spec"),
         (["--agents", "random,random,random,random", "--matches", "5", "--rules", "nope"], "unknown preset"),
         (["--agents", "random,random,random,random", "--matches", "5", "--json", "/proc/no/x.json"], "cannot write"),
-        (["--agents", "pimc:worlds=0,random,random,random", "--matches", "5"], "positive integer"),
+        (["--agents", "pimc:worlds=0,random,random,random", "--matches", "5"], "worlds must be an integer >= 1"),
         (["--matches", "5"], "required: --agents"),
         (["--agents", "guard,random,random,random", "--matches", "5", "--seating", "round"], "invalid choice: 'round'"),
     ],
@@ -311,8 +311,9 @@ def test_help(capsys) -> None:
 def test_agents_lists_every_spec(capsys) -> None:
     assert main(["agents"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == len(AGENTS)
-    assert {line.split()[0].split("[")[0].split(":")[0] for line in lines} == set(AGENTS)
+    heads = [line for line in lines if not line.startswith(" ")]  # a kind's usage, then its help and options indented
+    assert len(heads) == len(AGENTS) and max(map(len, lines)) <= 80
+    assert {line.split()[0].split("[")[0].split(":")[0] for line in heads} == set(AGENTS)
     assert {"random", "guard", "heuristic", "pimc", "oracle"} <= set(AGENTS)
 
 
