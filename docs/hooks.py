@@ -71,12 +71,20 @@ def _code(text: Any) -> str:
 
 
 def agents_reference() -> str:
-    """Every registered agent kind: how its spec is written and what it does."""
-    from agents.registry import AGENTS
+    """Every agent kind (:func:`agents.registry.kinds`): how its spec is written, what it does, its options."""
+    from agents.registry import kinds
 
-    rows = ["| spec | what it is |", "|---|---|"]
-    rows += [f"| {_code(kind.usage)} | {_cell(kind.help)} |" for kind in AGENTS.values()]
-    return "\n".join(rows)
+    parts = []
+    for kind in kinds():
+        parts += [f"## `{kind['name']}`", f"`{kind['usage']}`: {kind['help']}"]
+        if kind["options"]:
+            rows = ["| option | type | default | meaning |", "|---|---|---|---|"]
+            rows += [
+                f"| `{o['name']}` | {_code(o['type'])} | {_code(o['default'])} | {_cell(o['doc'])} |"
+                for o in kind["options"]
+            ]
+            parts.append("\n".join(rows))
+    return "\n\n".join(parts)
 
 
 def _options_table(cls: type, prefix: str = "") -> str:
