@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.tasks import LOCAL, Backend, TaskProgress, run_tasks
-from skill.budget import BUDGETS, FIELD, Budget, ladder, quickstart_settings
-from skill.variant import EFFECT_KEYS, VariantJob, run_variant, work
+from agents.tournament import TournamentResult
+from skill.budget import BUDGETS, FIELD, TRAIN_COST, Budget, ladder, quickstart_settings
+from skill.variant import EFFECT_KEYS, VariantJob, agent_work, play_agent, train_agent, variant_result, work
 
 Monitor = Callable[[list[float], list[float], list[str]], None]
 """``monitor(units_done, units_total, stages)``: per variant, work done and to do (see
@@ -81,32 +82,118 @@ def _stage_names(job: VariantJob) -> list[str]:
     return ["waiting", "training PPO", *ladder(job.budget), "done"]
 
 
-def _variant_task(progress: TaskProgress, job: VariantJob) -> dict[str, Any]:
-    """One variant as a task of :func:`agents.tasks.run_tasks`."""
-    names = _stage_names(job)
-    return run_variant(job, lambda units, name: progress(units, names.index(name)))
+def _train_task(progress: TaskProgress, job: VariantJob) -> None:
+    """A variant's PPO training as a task of :func:`agents.tasks.run_tasks` (it writes ``job.checkpoint_out``)."""
+    train_agent(job, lambda units, name: progress(units, 1))
+
+
+def _agent_task(progress: TaskProgress, job: VariantJob, index: int) -> TournamentResult:
+    """One ladder agent's tournament of a variant as a task (its stage: the agent's)."""
+    return play_agent(job, index, lambda units, name: progress(units, 2 + index))
+
+
+def _result_task(progress: TaskProgress, job: VariantJob, results: list[TournamentResult]) -> dict[str, Any]:
+    """A variant's statistics from its ladder's tournaments as a task."""
+    return variant_result(job, results)
+
+
+def _task_order(jobs: Sequence[VariantJob]) -> list[tuple[int, int]]:
+    """Every ``(variant, ladder agent)`` pair, the largest estimated tournament first (so the workers end together).
+
+    The estimate: the agent's work units (:func:`skill.variant.agent_work`) times the players and
+    the hand size (a match has more plies); only the order depends on it, never a result.
+    """
+    pairs = [(i, k) for i, job in enumerate(jobs) for k in range(len(ladder(job.budget)))]
+    return sorted(
+        pairs, key=lambda ik: -agent_work(jobs[ik[0]], ik[1]) * jobs[ik[0]].players * jobs[ik[0]].rules.hand_size
+    )
 
 
 def run_jobs(
     jobs: Sequence[VariantJob], workers: int = 1, monitor: Monitor | None = None, backend: Backend = LOCAL
 ) -> list[dict[str, Any]]:
-    """Run the variants on ``backend``, ``workers`` at a time (locally: in this process when 1); results in order."""
+    """Run the variants on ``backend``, ``workers`` at a time (locally: in this process when 1); results in order.
+
+    Three rounds of tasks: the PPO trainings (the variants that train), then every ladder
+    agent's tournament of every variant (:func:`_task_order`: one task each, so the workers
+    stay busy to the end), then each variant's statistics. Every task is seeded by its job
+    alone, so the results are :func:`skill.variant.run_variant`'s, whatever the order, backend or workers.
+    """
     names = [_stage_names(job) for job in jobs]
     totals = [work(job) for job in jobs]
+    units, stages = [0.0] * len(jobs), [0] * len(jobs)
 
-    def on_progress(units: list[float], stages: list[int]) -> None:
+    def show() -> None:
         if monitor is not None:
-            monitor(units, totals, [n[s] for n, s in zip(names, stages, strict=True)])
+            monitor(list(units), totals, [n[s] for n, s in zip(names, stages, strict=True)])
 
-    return run_tasks(
-        _variant_task,
-        [(job,) for job in jobs],
+    def label(i: int) -> str:
+        job = jobs[i]
+        return f"variant {job.preset} ({job.rules.players} players, {job.rules.hand_size} cards)"
+
+    common = {"initializer": _init_worker, "every": 0.5}
+    training = [i for i, job in enumerate(jobs) if job.trains]
+    trained = [0.0] * len(jobs)
+    if training:
+
+        def on_training(task_units: list[float], task_stages: list[int]) -> None:
+            for t, i in enumerate(training):
+                units[i], stages[i] = task_units[t], task_stages[t]
+            show()
+
+        run_tasks(
+            _train_task,
+            [(jobs[i],) for i in training],
+            workers,
+            backend,
+            names=[label(i) for i in training],
+            on_progress=on_training,
+            **common,
+        )
+        for i in training:
+            trained[i] = jobs[i].budget.train_steps * TRAIN_COST
+    order = _task_order(jobs)
+    finished = [False] * len(order)
+
+    def on_agents(task_units: list[float], task_stages: list[int]) -> None:
+        for i in range(len(jobs)):
+            units[i] = trained[i]
+        running: dict[int, int] = {}
+        for t, (i, _) in enumerate(order):
+            units[i] += task_units[t]
+            if task_stages[t] and not finished[t]:
+                running[i] = max(running.get(i, 0), task_stages[t])
+        for i in range(len(jobs)):
+            mine = [finished[t] for t, (j, _) in enumerate(order) if j == i]
+            stages[i] = len(names[i]) - 1 if all(mine) else running.get(i, 0)
+        show()
+
+    def on_agent_done(t: int, _: Any) -> None:
+        finished[t] = True
+
+    played = run_tasks(
+        _agent_task,
+        [(jobs[i], k) for i, k in order],
         workers,
         backend,
-        names=[f"variant {job.preset} ({job.rules.players} players, {job.rules.hand_size} cards)" for job in jobs],
-        initializer=_init_worker,
-        on_progress=on_progress,
-        every=0.5,
+        names=[f"{label(i)}, {ladder(jobs[i].budget)[k]}" for i, k in order],
+        on_progress=on_agents,
+        on_result=on_agent_done,
+        **common,
+    )
+    for i in range(len(jobs)):
+        units[i], stages[i] = totals[i], len(names[i]) - 1
+    show()
+    by_variant: list[list[Any]] = [[None] * len(ladder(job.budget)) for job in jobs]
+    for (i, k), result in zip(order, played, strict=True):
+        by_variant[i][k] = result
+    return run_tasks(
+        _result_task,
+        [(job, by_variant[i]) for i, job in enumerate(jobs)],
+        workers,
+        backend,
+        names=[label(i) for i in range(len(jobs))],
+        **common,
     )
 
 
@@ -169,9 +256,8 @@ def relative_checkpoints(results: list[dict[str, Any]], out: Path) -> None:
 def run_variants(
     jobs: list[Any], workers: int | None, monitor: Monitor | None, backend: Backend, out: Path
 ) -> list[dict[str, Any]]:
-    """Run the jobs (``workers``: one per job, at most one per CPU core, by default); checkpoints named in ``out``."""
-    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
-    results = run_jobs(jobs, min(workers, len(jobs)), monitor, backend)
+    """Run the jobs (``workers``: one per CPU core by default); checkpoints named in ``out``."""
+    results = run_jobs(jobs, workers or max(1, os.cpu_count() or 1), monitor, backend)
     relative_checkpoints(results, out)
     return results
 

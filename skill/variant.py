@@ -10,11 +10,11 @@ policy of the preset (``zoo:PRESET``) takes the PPO agent's place on the ladder.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agents.tournament import tournament
+from agents.tournament import TournamentResult, tournament
 from agurk_env.rules import Rules
 from skill.budget import CHEATING, FICTIVE, FIELD, RANDOM, TRAIN_COST, Budget, ladder, match_cost
 from skill.stats import focal_data, skill_stats
@@ -64,8 +64,7 @@ class VariantJob:
 def work(job: VariantJob) -> float:
     """Estimated work units of ``job`` (training plus every ladder agent's matches), for progress bars."""
     train = job.budget.train_steps * TRAIN_COST if job.trains else 0.0
-    matches = job.budget.deals * job.players
-    return train + sum(matches * match_cost(spec) for spec in ladder(job.budget, job.policy_spec))
+    return train + sum(agent_work(job, index) for index in range(len(ladder(job.budget))))
 
 
 def train_agent(job: VariantJob, progress: Progress) -> None:
@@ -90,33 +89,52 @@ def train_agent(job: VariantJob, progress: Progress) -> None:
     train_to_file(cfg, str(job.checkpoint_out), lambda step, logs: progress(step * TRAIN_COST, "training PPO"))
 
 
+def play_agent(job: VariantJob, index: int, progress: Progress | None = None) -> TournamentResult:
+    """The tournament of ladder agent ``index`` (focal) against the field on the variant's deals (seeded by the job).
+
+    ``progress(units, stage)`` counts this agent's units from 0 (see :func:`work`).
+    """
+    report = progress or (lambda units, stage: None)
+    rules, budget = job.rules, job.budget
+    spec, label = ladder(budget, job.policy_spec)[index], ladder(budget)[index]
+    cost = match_cost(spec)
+    return tournament(
+        rules,
+        [spec] + [FIELD] * (rules.players - 1),
+        budget.deals,
+        job.seed,
+        resamples=budget.resamples,
+        progress=lambda n: report(n * cost, label),
+    )
+
+
+def agent_work(job: VariantJob, index: int) -> float:
+    """Estimated work units of ladder agent ``index``'s tournament (part of :func:`work`)."""
+    return job.budget.deals * job.players * match_cost(ladder(job.budget, job.policy_spec)[index])
+
+
 def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, Any]:
-    """Run one variant; return its ``report.json`` object (without ``rank``)."""
+    """Run one variant in this process; return its ``report.json`` object (without ``rank``)."""
     report = progress or (lambda units, stage: None)
     done = 0.0
     if job.trains:
         train_agent(job, report)
         done = job.budget.train_steps * TRAIN_COST
-    rules, budget = job.rules, job.budget
-    specs, labels = ladder(budget, job.policy_spec), ladder(budget)
     results = []
-    for spec, label in zip(specs, labels, strict=True):
-        cost = match_cost(spec)
-        results.append(
-            tournament(
-                rules,
-                [spec] + [FIELD] * (rules.players - 1),
-                budget.deals,
-                job.seed,
-                resamples=budget.resamples,
-                progress=lambda n, base=done, c=cost, s=label: report(base + n * c, s),
-            )
-        )
-        done += budget.deals * rules.players * cost
+    for index, label in enumerate(ladder(job.budget)):
+        results.append(play_agent(job, index, lambda units, stage, base=done: report(base + units, stage)))
+        done += agent_work(job, index)
         report(done, label)
+    report(done, "done")
+    return variant_result(job, results)
+
+
+def variant_result(job: VariantJob, results: Sequence[TournamentResult]) -> dict[str, Any]:
+    """The variant's ``report.json`` object (without ``rank``) from its ladder's tournaments, in ladder order."""
+    rules, budget = job.rules, job.budget
+    labels = ladder(budget)
     data = focal_data(labels, [r.by_seating for r in results])
     stats = skill_stats(data, RANDOM, FICTIVE, FIELD, job.seed, budget.resamples, cheating=CHEATING)
-    report(done, "done")
     ladder_rows = []
     for i, (label, result) in enumerate(zip(labels, results, strict=True)):
         focal = result.entries[0]
