@@ -174,3 +174,17 @@ def test_meaning_flags_variants_where_a_real_agent_beats_the_fictive_player() ->
     assert "In every_trick RS is above 1" in text and "standard" not in text.split("RS is above 1")[0][-20:]
     assert "fictive player" in text
     assert "above 1" not in meaning({"variants": [variant("a", 0.9), variant("b", 0.7)]})
+
+
+def test_tasks_per_ladder_agent_give_run_variants_numbers(tmp_path: Path) -> None:
+    import dataclasses
+
+    from skill.report import make_jobs, run_jobs
+    from skill.variant import run_variant
+
+    plan = dataclasses.replace(TINY, deals=2, policy="zoo")
+    jobs = make_jobs(["standard", "every_trick"], 3, plan, 7, tmp_path, hand_size=5)
+    seen: list[list[str]] = []
+    split = run_jobs(jobs, 2, monitor=lambda units, totals, stages: seen.append(stages))
+    assert json.dumps(split) == json.dumps([run_variant(job) for job in jobs])  # one process, the ladder in order
+    assert seen[-1] == ["done", "done"]
