@@ -380,3 +380,29 @@ def test_a_match_of_every_kind_of_table_plays_to_its_end(client: TestClient, pre
     rec = parse_record(client.get(f"/api/games/{game}/record", headers=headers).text)
     assert Rules.from_dict(rec["rules"]) == rules
     replay_record(rec)
+
+
+def test_heuristics_moved_together_play_as_one_game_at_a_time() -> None:
+    """The mover's one decision for many games (of several tables and heuristics) plays each as it alone would."""
+    from agurk.web.mover import move_agents
+
+    tables = [Rules.preset("standard", players=3, hand_size=3), Rules.preset("lives", players=4, hand_size=4)]
+    mixed = {3: "shed,counter", 4: "shed,counter,guard"}
+    made = [(r, opponents, seed) for r in tables for opponents in ("guard", mixed[r.players]) for seed in (1, 2)]
+    alone = [Session(r, o, 1, s) for r, o, s in made]
+    together = [Session(r, o, 1, s) for r, o, s in made]
+    assert all(s.batched for s in together) and not Session(tables[0], "random", 1, 0).batched
+    for s in alone:
+        s.start()
+    move_agents(together)
+    turn = 0
+    while not all(s.over for s in alone):
+        assert [s.view() for s in alone] == [s.view() for s in together]
+        for a, b in zip(alone, together, strict=True):
+            if not a.over:
+                card = a.view()["legal"][turn % len(a.view()["legal"])]
+                a.play(card)
+                b.person_plays(card)
+        move_agents(together)
+        turn += 1
+    assert [s.record() for s in alone] == [s.record() for s in together]

@@ -3,7 +3,9 @@
 Every request is validated: malformed JSON, unknown fields, ids or options, wrong tokens,
 illegal cards, wrong turns and oversized bodies get a 4xx with ``{"error": "one line"}``.
 Game work (agents' moves, the hint's search, building agents) runs in Starlette's thread
-pool, one request per game at a time, so a slow search never blocks the event loop.
+pool, one request per game at a time, so a slow search never blocks the event loop; only
+heuristic agents, a few NumPy operations for any number of games, reply on the loop, every
+waiting game's in one call per heuristic (:mod:`agurk.web.mover`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from starlette.staticfiles import StaticFiles
 from agents.registry import AGENTS
 from agurk.cli.common import CliError, resolve_rules
 from agurk.replay import ReplayError, parse_record, seat_names, steps
+from agurk.web.mover import Mover
 from agurk.web.session import Session, WebError
 from agurk.web.store import Limits, Store
 from agurk_env.rules import OPTION_NAMES, PRESETS, Rules, RulesError
@@ -113,7 +116,7 @@ def names_a_file(spec: str) -> bool:
 
 
 def new_session(data: dict[str, Any], checkpoints: bool = True) -> Session:
-    """A game from a new-game request (``mode`` play or watch); 400 naming the bad field or value.
+    """A game from a new-game request (``mode`` play or watch), its agents yet to move; 400 naming the bad value.
 
     Without ``checkpoints``, agent specs that may name a file (``ppo``, or a path anywhere) are refused.
     """
@@ -130,9 +133,13 @@ def new_session(data: dict[str, Any], checkpoints: bool = True) -> Session:
     opponents = data.get("opponents", "best" if mode == "play" else "guard")
     if not checkpoints and any(names_a_file(spec) for spec in opponents.split(",")):
         raise WebError(400, "this server takes no checkpoint files as agents (agurk serve --checkpoints allows them)")
-    session = Session(rules, opponents, seat, seed)
+    return Session(rules, opponents, seat, seed)
+
+
+def started(session: Session) -> dict[str, Any]:
+    """The view of a new game once its agents have played up to the person's first turn."""
     session.start()
-    return session
+    return session.view()
 
 
 def create_app(limits: Limits | None = None) -> Starlette:
@@ -140,13 +147,21 @@ def create_app(limits: Limits | None = None) -> Starlette:
     limits = limits or Limits()
     store = Store(limits)
 
+    mover = Mover()
+
+    def lock(session: Session) -> None:
+        if not session.lock.acquire(blocking=False):
+            raise WebError(409, "the game is busy with another request of yours: wait for its answer")
+
+    def game(request: Request) -> Session:
+        return store.get(request.path_params["game_id"], request.headers.get(TOKEN))
+
     async def game_call(request: Request, work: Callable[[Session], Any]) -> Response:
         """Run ``work(session)`` in the thread pool on the game of the path, if the token is its token."""
-        session = store.get(request.path_params["game_id"], request.headers.get(TOKEN))
+        session = game(request)
 
         def locked() -> Any:
-            if not session.lock.acquire(blocking=False):
-                raise WebError(409, "the game is busy with another request of yours: wait for its answer")
+            lock(session)
             try:
                 return work(session)
             finally:
@@ -167,17 +182,37 @@ def create_app(limits: Limits | None = None) -> Starlette:
     async def create(request: Request) -> Response:
         data = await _json(request)
         session = await run_in_threadpool(new_session, data, limits.checkpoints)
+        if session.batched:  # the heuristics' first moves with every other game's (Mover)
+            session.lock.acquire()
+            view = await mover.reply(session)
+        else:
+            view = await run_in_threadpool(started, session)
         game_id, token = store.add(session)
-        return JSONResponse({"id": game_id, "token": token, "view": session.view()}, status_code=201)
+        return JSONResponse({"id": game_id, "token": token, "view": view}, status_code=201)
 
     async def view(request: Request) -> Response:
-        return await game_call(request, lambda s: s.view())
+        session = game(request)
+        lock(session)  # a view is quick: built here, unless another request holds the game
+        try:
+            return JSONResponse(session.view())
+        finally:
+            session.lock.release()
 
     async def play(request: Request) -> Response:
         data = await _json(request)
         card = data.get("card")
         if not isinstance(card, str) or set(data) != {"card"}:
             raise WebError(400, 'the body must be {"card": NAME}, e.g. {"card": "K"}')
+
+        session = game(request)
+        if session.batched:  # the card played here, the heuristics' replies with every other game's (Mover)
+            lock(session)
+            try:
+                session.person_plays(card.strip().upper())
+            except BaseException:
+                session.lock.release()
+                raise
+            return JSONResponse(await mover.reply(session))
 
         def work(s: Session) -> dict[str, Any]:
             s.play(card.strip().upper())

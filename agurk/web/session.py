@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.heuristics import Heuristic
 from agents.registry import AgentSpecError, make_agent, make_agents
 from agurk.play import PlayError, legal_reason, seat_specs, sorted_hand
 from agurk_env import engine
@@ -85,8 +86,23 @@ class Session:
 
     # ------------------------------------------------------------------ moves
 
+    @property
+    def batched(self) -> bool:
+        """A played game whose agents are all heuristics: their moves may be decided with other games' at once."""
+        return self.seat is not None and all(isinstance(agent, Heuristic) for agent in self.agents.values())
+
+    @property
+    def agent_to_move(self) -> Agent | None:
+        """The agent whose turn it is (``None`` on the person's turn and once the match is over)."""
+        return None if self.over or self.to_move == self.seat else self.agents[self.to_move]
+
     def play(self, card: str) -> None:
         """The person plays ``card`` (a card name), then the agents play until the person's turn or the end."""
+        self.person_plays(card)
+        self.start()
+
+    def person_plays(self, card: str) -> None:
+        """The person plays ``card`` (a card name), refused (4xx) unless it is their turn and the card is legal."""
         if self.seat is None:
             raise WebError(409, "this game is watched: every seat is an agent (use step)")
         if self.over:
@@ -101,9 +117,7 @@ class Session:
             held = self.env.engine_state.hands[0, self.seat, a] > 0
             why = "you may not play" if held else "you do not hold"
             raise WebError(422, f"illegal: {why} {card}: {legal_reason(self.rules, self.env.engine_state)}")
-        self._step(a)
-        while not self.over and self.to_move != self.seat:
-            self._agent_move()
+        self.apply(a)
 
     def step(self) -> None:
         """One agent move of a watched game."""
@@ -114,16 +128,16 @@ class Session:
         self._agent_move()
 
     def start(self) -> None:
-        """Let the agents play up to the person's first turn (a played game)."""
+        """Let the agents play up to the person's turn or the match's end (a played game)."""
         while self.seat is not None and not self.over and self.to_move != self.seat:
             self._agent_move()
 
     def _agent_move(self) -> None:
         s, st = self.to_move, self.env.engine_state
         bits = np.full(1, self.env.legal_bits())
-        self._step(int(decide(self.agents[s], self.rules, st, np.zeros(1, np.int64), bits)[0]))
+        self.apply(int(decide(self.agents[s], self.rules, st, np.zeros(1, np.int64), bits)[0]))
 
-    def _step(self, card: int) -> None:
+    def apply(self, card: int) -> None:
         """Play ``card`` for the seat to move; log it, and the trick and round it ends."""
         env = self.env
         st = env.engine_state
