@@ -11,7 +11,11 @@ objects**, asked on copies of the engine state (:func:`best_response`). All game
 decision and all branches are one batch: each step asks every agent once for all the
 states where it is to move and plays one card in every state with :func:`engine.play`.
 The rules are the engine's (``legal_bits``, ``play``); a mover with one legal card plays it
-without being asked (any agent would). The opponents must be deterministic for that to be
+without being asked (any agent would). A plain heuristic is asked without a
+:class:`~agurk_env.agent.Decision` (its strategy on the whole batch's facts), and ``guard``,
+the skill report's field, by a compiled loop (:func:`guard_rows`, numba, where the engine
+runs its kernel) that gives the heuristic's card (tested); a focal card that is forced in
+every state leaves the batch in place. The opponents must be deterministic for that to be
 exact: an agent is simulated when it is a :class:`~agents.heuristics.Heuristic` or says
 ``deterministic = True`` (its card a function of the state it is shown). The best line's
 later decisions are kept (keyed by a 64-bit hash of the state, a card checked legal before

@@ -1,9 +1,10 @@
 """``agurk skill-report``: run every variant (in parallel worker processes) and write the report files.
 
-``skill_report(variants, players, budget, seed, out)`` runs :func:`skill.variant.run_variant`
-for each preset, each variant one task of :func:`agents.tasks.run_tasks` (one worker
-process per variant at a time, or Ray tasks with ``backend=Backend("ray")``), with one
-progress bar over the whole run, then writes into ``out``:
+``skill_report(variants, players, budget, seed, out)`` runs every preset's variant as
+:func:`skill.variant.run_variant` would, as tasks of :func:`agents.tasks.run_tasks` (local
+worker processes, or Ray tasks with ``backend=Backend("ray")``): the trainings, then one task
+per ladder agent and variant, the largest first, then each variant's statistics
+(:func:`run_jobs`), with one progress bar over the whole run, then writes into ``out``:
 
 - ``report.json``: ``{"seed", "budget", "players", "variants": [...]}`` (variants ranked by
   ``rs_win``; see :func:`skill.variant.run_variant` for each object's keys);
