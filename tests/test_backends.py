@@ -94,6 +94,21 @@ def test_the_local_backend_never_imports_ray() -> None:
     assert done.returncode == 0, done.stderr
 
 
+def test_the_task_runner_has_no_import_cycle() -> None:
+    """The ray executor and the local executors import only the shared types; the runner imports them, not back."""
+    import ast
+
+    ours = {}
+    for path in (Path(agents.__file__).parent / "tasks").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        ours[path.stem] = {n.rpartition(".")[2] for n in names if n.startswith("agents.tasks.")}
+    assert ours["backend"] == set()
+    assert ours["local"] <= {"backend"} and ours["ray_executor"] <= {"backend"}
+    assert ours["runner"] == {"backend", "local", "ray_executor"}
+
+
 def test_without_ray_the_ray_backend_is_one_line(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails
     monkeypatch.delitem(sys.modules, "agents.tasks.ray_executor", raising=False)

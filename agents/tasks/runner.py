@@ -40,13 +40,13 @@ def run_tasks(
     executor: Executor
     if backend.kind == "ray":
         try:
-            from agents.tasks import ray_executor
+            from agents.tasks.ray_executor import RayExecutor
         except ImportError as e:
             raise BackendError(
                 f'the ray backend needs {e.name or "ray"}, from the ray extra: run pip install -e ".[ray]" '
                 "in the root of the clone"
             ) from None
-        executor = ray_executor.RayExecutor(fn, jobs, workers, backend.address, initializer)
+        executor = RayExecutor(fn, jobs, workers, backend.address, initializer)
     elif workers <= 1 or len(jobs) <= 1:
         executor = Here(fn, jobs, on_progress)
     else:
