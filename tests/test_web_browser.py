@@ -31,7 +31,7 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from agurk import cli
-from agurk.replay import parse_record, steps
+from agurk.replay import ReplayError, parse_record, steps
 from agurk.web.app import create_app
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -87,14 +87,32 @@ def screenshot(driver: WebDriver, name: str) -> None:
         driver.save_screenshot(str(Path(folder) / name))
 
 
-def setup_game(driver: WebDriver, base_url: str, players: int, options: str, seed: int, **fields: str) -> None:
+def setup_game(
+    driver: WebDriver, base_url: str, players: int, options: str, seed: int, speed: str = "", **fields: str
+) -> None:
+    """Open the page, fill in the table and ``fields`` (input ids), and click *New game* once.
+
+    With a ``speed`` (slow ... fastest) the game is a watched one, on the *Watch* tab.
+    """
     driver.get(base_url)
     wait(driver, lambda d: len(Select(d.find_element(By.ID, "preset")).options) > 1, "the presets load")
+    if speed:
+        driver.find_element(By.ID, "tab-watch").click()
+        Select(driver.find_element(By.ID, "speed")).select_by_visible_text(speed)
     for field, value in {"players": str(players), "set": options, "seed": str(seed), **fields}.items():
         box = driver.find_element(By.ID, field)
         box.clear()
         box.send_keys(value)
     driver.find_element(By.ID, "start").click()
+
+
+def downloaded(folder: Path, pattern: str) -> dict | None:
+    """The record downloaded into ``folder`` once the browser has finished writing it (``None`` before)."""
+    files = list(folder.glob(pattern))
+    try:
+        return parse_record(files[0].read_text()) if files else None
+    except ReplayError:  # still being written
+        return None
 
 
 HAND_STATE = """
@@ -146,21 +164,16 @@ def test_play_a_whole_match_by_clicking_then_download_and_replay_it(
     screenshot(browser, "match-over.png")
 
     browser.find_element(By.ID, "download").click()
-    deadline = time.monotonic() + WAIT_S
-    while not list(tmp_path.glob("agurk-seed1*.jsonl")):
-        assert time.monotonic() < deadline, "the record was not downloaded"
-        time.sleep(0.1)
-    time.sleep(0.3)
-    rec = parse_record(next(tmp_path.glob("agurk-seed1*.jsonl")).read_text())
+    rec = wait(browser, lambda _: downloaded(tmp_path, "agurk-seed1*.jsonl"), "the record is downloaded")
     assert rec["agents"] == ["human", "guard", "guard"]
     replay_record(rec)
     shown = browser.find_element(By.ID, "rounds").find_elements(By.TAG_NAME, "tr")
     assert len(shown) == len(rec["rounds"]) + 1  # the header row, then one per round
 
     browser.find_element(By.ID, "replay-this").click()
-    pos = wait(browser, ec.visibility_of_element_located((By.ID, "replay-pos")), "the replay opens")
     total = len(steps(rec))
-    assert pos.text == f"1/{total}"
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "replay-pos"), f"1/{total}"), "the replay opens")
+    pos = browser.find_element(By.ID, "replay-pos")
     assert "round 1 · trick 1/3" in browser.find_element(By.ID, "replay-head").text
     assert len(browser.find_elements(By.CSS_SELECTOR, "#replay-frame .replay-seat")) == 3
     first = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#replay-frame .card")]
@@ -204,16 +217,7 @@ def test_open_a_simulate_record_from_a_file_and_step_through_it(
 
 
 def test_watch_agents_play_a_match(browser: WebDriver, base_url: str) -> None:
-    browser.get(base_url)
-    browser.find_element(By.ID, "tab-watch").click()
-    Select(browser.find_element(By.ID, "speed")).select_by_visible_text("fastest")
-    setup_game(browser, base_url, players=3, options="hand_size=2", seed=2)
-    browser.find_element(By.ID, "tab-watch").click()  # setup_game reloaded the page
-    Select(browser.find_element(By.ID, "speed")).select_by_visible_text("fastest")
-    agents = browser.find_element(By.ID, "agents")
-    agents.clear()
-    agents.send_keys("guard,shed,random")
-    browser.find_element(By.ID, "start").click()
+    setup_game(browser, base_url, players=3, options="hand_size=2", seed=2, speed="fastest", agents="guard,shed,random")
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".open-hand .card"), "every hand is shown")
     screenshot(browser, "watch.png")
     wait(browser, ec.visibility_of_element_located((By.ID, "over")), "the watched match ends")

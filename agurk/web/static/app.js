@@ -10,6 +10,7 @@ let paused = false;
 let watching = 0;       // the watch loop's generation: a new loop makes the old one stop
 let replay = null;      // {names, frames, at, head}
 let lastRecord = null;  // the text of the finished game's record
+let starting = 0;       // the newest "New game": an older request's answer is dropped and its game forgotten
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -77,21 +78,27 @@ function newGameBody() {
   return body;
 }
 
+function forget(made) {
+  fetch(`/api/games/${made.id}`, {method: "DELETE", headers: {"X-Game-Token": made.token}}).catch(() => {});
+}
+
 async function start() {
   stopWatch();
-  if (game) { api("DELETE", `/api/games/${game.id}`).catch(() => {}); }
+  const mine = ++starting;
+  if (game) forget(game);
   game = null;
   lastRecord = null;
   say("dealing…");
   try {
     const made = await api("POST", "/api/games", newGameBody());
+    if (mine !== starting) { forget(made); return; }  // a newer New game was clicked meanwhile
     game = {id: made.id, token: made.token, view: made.view};
     say("");
     $("game").classList.remove("hidden");
     show(made.view);
     if (tab === "watch") { paused = false; $("pause").textContent = "Pause"; watchLoop(); }
   } catch (e) {
-    say(e.message, "error");
+    if (mine === starting) say(e.message, "error");
   }
 }
 
