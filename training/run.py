@@ -103,6 +103,7 @@ def execute(
     try:
         trainer = make_trainer(cfg, resume)
         schedule = Schedule(run, progress, trainer, start_step, stops)
+        progress.begin()
         try:
             trainer.train(schedule)
         except KeyboardInterrupt as e:

@@ -66,6 +66,9 @@ class Trainer(Protocol):
 class ProgressSink(Protocol):
     """Where the schedule shows progress (the application draws it)."""
 
+    def begin(self) -> None:
+        """Training starts now (the trainer is built): ``time_limit`` counts from here."""
+
     def update(self, step: int, sps: float | None = None, evaluation: dict[str, Any] | None = None) -> None:
         """Learner decisions so far, their rate, and an evaluation just made."""
 
@@ -85,6 +88,9 @@ class Stops(Protocol):
 
 class NoProgress:
     """Shows nothing."""
+
+    def begin(self) -> None:
+        """Nothing."""
 
     def update(self, step: int, sps: float | None = None, evaluation: dict[str, Any] | None = None) -> None:
         """Nothing."""

@@ -79,6 +79,12 @@ class Progress:
             self._task = self._bar.add_task("train", total=1.0, completed=self.done(start, self._started), **fields)
             self._bar.start()
 
+    def begin(self) -> None:
+        """Training starts now: elapsed time and ``time_limit`` count from here, as the trainer's do."""
+        self._started = time.monotonic()
+        if self._bar is not None:
+            self._bar.reset(self._task, completed=self.done(self.start, self._started))
+
     def done(self, step: int, now: float) -> float:
         """The share of the run done: of ``total_steps``, or of ``time_limit`` if that is nearer its end."""
         share = step / self.total if self.total else 1.0
