@@ -468,7 +468,9 @@ def _serve(args: argparse.Namespace) -> int:
                 "  (request sent to answer received, timed by the client)"
             )
             print(
-                f"     CPU per move  server {w['server_cpu_ms_per_move']} ms, load client {w['client_cpu_ms_per_move']} ms"
+                f"     CPU per move  server {w['server_cpu_ms_per_move']} ms, "
+                f"load client {w['client_cpu_ms_per_move']} ms; the server waited {w['server_waited_s']} s"
+                " in all for a core (runnable while other processes held them)"
             )
             print(
                 f"     reference     p50 {ref['p50_ms']} ms  p95 {ref['p95_ms']} ms  max {ref['max_ms']} ms"

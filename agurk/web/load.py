@@ -97,6 +97,19 @@ def cpu_s(pid: int) -> float | None:
         return None
 
 
+def waited_s(pid: int) -> float | None:
+    """Seconds process ``pid``'s threads have waited, runnable, for a core taken by others (Linux's schedstat)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        total = 0
+        for task in tasks:
+            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as f:
+                total += int(f.read().split()[1])
+        return total / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 @contextlib.contextmanager
 def server(expire_s: float) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``agurk serve`` on a free loopback port, finished games forgotten after ``expire_s``; yields its URL."""
@@ -286,9 +299,11 @@ def run_load(
         results["waves"] = []
         for i, wave in enumerate(waves):
             start, cpu_start, client_start = time.monotonic(), cpu_s(proc.pid), time.process_time()
+            wait_start = waited_s(proc.pid)
             tally = asyncio.run(_wave(base, wave, think_s, seed + 1000 * i, deadline))
             wall, cpu_end, client = time.monotonic() - start, cpu_s(proc.pid), time.process_time() - client_start
             used = None if cpu_start is None or cpu_end is None else cpu_end - cpu_start
+            wait_end = waited_s(proc.pid)
             rss_played, moves = rss_mb(proc.pid), max(1, len(tally.latencies))
             left = asyncio.run(_await_expiry(base, min(deadline, time.monotonic() + 10 * expire_s + 30)))
             reference = reference_latency(wave, reference_moves, seed) if reference_moves else []
@@ -304,6 +319,7 @@ def run_load(
                     "seconds": round(wall, 1),
                     "server_cpu_ms_per_move": None if used is None else round(1000 * used / moves, 2),
                     "client_cpu_ms_per_move": round(1000 * client / moves, 2),
+                    "server_waited_s": None if None in (wait_start, wait_end) else round(wait_end - wait_start, 1),
                     "move": percentiles(tally.latencies),
                     "create": percentiles(tally.create),
                     "reference_move": percentiles(reference),
