@@ -132,8 +132,8 @@ def add_parser(sub: Any) -> None:
         metavar="W",
         type=int,
         default=None,
-        help="variants (atlas cells) run side by side: local worker processes, or the CPUs of a local Ray instance "
-        "(default: one per variant or cell, at most the CPU count)",
+        help="tasks (one per ladder agent of each variant or atlas cell) run side by side: local worker processes, "
+        "or the CPUs of a local Ray instance (default: the CPU count)",
     )
     add_backend_options(p)
     p.add_argument(
