@@ -48,8 +48,8 @@ def positive(name: str, value: int | float | None) -> None:
         raise CliError(f"{name} must be > 0, not {value}")
 
 
-def resolve_rules(preset: str | None, sets: Sequence[str] | None) -> Rules:
-    """Resolve the preset (``standard`` when None) with every ``--set OPTION=VALUE`` on top."""
+def rule_overrides(sets: Sequence[str] | None) -> dict[str, Any]:
+    """Every ``--set OPTION=VALUE`` as a typed rule option (the options' one converter; ``RulesError`` if bad)."""
     overrides: dict[str, Any] = {}
     for item in sets or ():
         try:
@@ -57,7 +57,12 @@ def resolve_rules(preset: str | None, sets: Sequence[str] | None) -> Rules:
         except ValueError as e:
             raise CliError(f"{e}; options are: {', '.join(OPTION_NAMES)}") from None
         overrides[name] = parse_option(name, text)
-    return Rules.preset(preset or "standard", **overrides)
+    return overrides
+
+
+def resolve_rules(preset: str | None, sets: Sequence[str] | None) -> Rules:
+    """Resolve the preset (``standard`` when None) with every ``--set OPTION=VALUE`` on top."""
+    return Rules.preset(preset or "standard", **rule_overrides(sets))
 
 
 def rules_label(preset: str | None, sets: Sequence[str] | None) -> str:
