@@ -139,6 +139,29 @@ def test_a_ray_address_where_nothing_answers_is_one_line_at_once() -> None:
     assert done.stderr == "agurk: error: cannot reach the Ray cluster at '127.0.0.1:1' (Connection refused)\n"
 
 
+def test_a_ray_address_that_answers_but_is_no_cluster_gives_up_in_time() -> None:
+    pytest.importorskip("ray")
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))  # accepts connections, speaks no Ray
+    port = listener.getsockname()[1]
+    threading.Thread(target=lambda: [listener.accept() for _ in range(100)], daemon=True).start()
+    code = (
+        "from agents.tasks import ray_executor as r; r.INIT_SECONDS = 3\n"
+        "try:\n"
+        f"    r.connect('127.0.0.1:{port}', 1)\n"
+        "except r.BackendError as e:\n"
+        "    print(e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    listener.close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        f"cannot reach the Ray cluster at '127.0.0.1:{port}' (it answers, but no Ray cluster came up within 3 s)\n"
+    )
+
+
 # ----------------------------------------------------------------------------- a local Ray instance
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -22,6 +23,8 @@ SEND_EVERY = 0.5
 """Seconds between two progress messages of one task (the last value comes back with the result)."""
 CONNECT_SECONDS = 10.0
 """Seconds to wait for a cluster's address to answer before giving up (``ray.init`` itself would wait for minutes)."""
+INIT_SECONDS = 60.0
+"""Seconds a connection to a cluster that answers may take before it is given up."""
 
 
 def _check_reachable(address: str) -> None:
@@ -38,17 +41,40 @@ def _check_reachable(address: str) -> None:
         raise BackendError(f"cannot reach the Ray cluster at {address!r} ({reason})") from None
 
 
+def _init_within(seconds: float, **options: Any) -> None:
+    """``ray.init(**options)``, given up after ``seconds`` (in a thread: the wait stays interruptible by Ctrl-C)."""
+    failed: list[BaseException] = []
+
+    def init() -> None:
+        try:
+            ray.init(**options)
+        except BaseException as e:  # re-raised in the caller's thread
+            failed.append(e)
+
+    thread = threading.Thread(target=init, name="ray-init", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise BackendError(
+            f"cannot reach the Ray cluster at {options['address']!r} (it answers, but no Ray cluster came up "
+            f"within {seconds:g} s)"
+        )
+    if failed:
+        raise failed[0]
+
+
 def connect(address: str | None, workers: int) -> None:
     """Use the Ray instance of this process, else connect to ``address``, else start one with ``workers`` CPUs."""
     if ray.is_initialized():
         return
-    if address is not None:
-        _check_reachable(address)
     try:
         if address is None:
             ray.init(num_cpus=workers, logging_level=logging.WARNING)
         else:
-            ray.init(address=address, logging_level=logging.WARNING)
+            _check_reachable(address)
+            _init_within(INIT_SECONDS, address=address, logging_level=logging.WARNING)
+    except BackendError:
+        raise
     except (ConnectionError, RuntimeError, ValueError) as e:
         where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
         raise BackendError(f"cannot reach {where}: {one_line(e)}") from None
