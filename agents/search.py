@@ -55,9 +55,9 @@ Moves = Literal["greedy", "sample", "mixed"]
 class SearchOptions:
     """What every search on sampled worlds takes."""
 
-    worlds: int = option(16, low=1, metavar="N")
+    worlds: int = option(16, low=1)
     """Worlds (deals of the hidden cards) sampled per decision."""
-    tricks: int | None = option(None, low=1, none="auto", metavar="N")
+    tricks: int | None = option(None, low=1, none="auto")
     """eval=exact: the most tricks left solved exactly, rollouts before (auto: 8, 5 under every-trick scoring)."""
 
     def __post_init__(self) -> None:
@@ -82,7 +82,7 @@ class PimcOptions(EngineSearchOptions):
 
     belief: Belief = "off"
     """Worlds drawn uniformly, or (models) from pool=N by how well heuristic player types explain the plays."""
-    pool: int = option(64, low=1, metavar="N")
+    pool: int = option(64, low=1)
     """belief=models: the uniform worlds the worlds are resampled from."""
 
 
@@ -100,13 +100,13 @@ class GuidedOptions(SearchOptions):
 
     eval: Evaluation = "exact"
     """Exact solver late in the round with policy rollouts before it, or policy rollouts only."""
-    policy: str = option("zoo", metavar="P")
+    policy: str = "zoo"
     """The policy: zoo (the preset in play's shipped policy), zoo:PRESET, or a checkpoint path."""
     belief: bool = option(True, flag=("on", "off"))
     """Weight each world by how likely the opponents' plays were under the policy."""
-    prior: float = option(0.0, low=0, metavar="W")
+    prior: float = option(0.0, low=0)
     """Weight of log pi of the own card added to its value (0: none)."""
-    top: int | None = option(None, low=1, none="all", metavar="K")
+    top: int | None = option(None, low=1, none="all")
     """Search only the K likeliest cards under the policy (all: every legal card)."""
     tie: GuidedTie = "prior"
     """eval=exact: equal best values settled by the prior term, or by policy rollouts among them."""

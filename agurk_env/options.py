@@ -49,8 +49,6 @@ class Bounds:
     """The word that stands for ``None`` (``auto``, ``all``) in text and in the docs."""
     flag: tuple[str, str] = ("true", "false")
     """How a ``bool`` is written in the docs and messages (``("on", "off")``); every word of both is read."""
-    metavar: str | None = None
-    """How the value is written in a spec's usage (``N``, ``P``); a choice's values by default."""
 
 
 def option(
@@ -62,10 +60,9 @@ def option(
     below: float | None = None,
     none: str | None = None,
     flag: tuple[str, str] = ("true", "false"),
-    metavar: str | None = None,
 ) -> Any:
     """A dataclass field with bounds (a list or dict default is copied for every instance)."""
-    bounds = Bounds(low, high, above, below, none, flag, metavar)
+    bounds = Bounds(low, high, above, below, none, flag)
     if isinstance(default, list | dict):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"option": bounds})
     return dataclasses.field(default=default, metadata={"option": bounds})
@@ -101,15 +98,6 @@ class Option:
         """The type in words, for help and docs: ``int``, ``float``, ``bool``, ``rollout|exact``, ``auto|int``."""
         words = _words(_base(self.type), self.bounds)[0]
         return f"{self.bounds.none}|{words}" if self.bounds.none and _optional(self.type) else words
-
-    @property
-    def metavar(self) -> str:
-        """How the value is written in a usage line."""
-        if self.bounds.metavar:
-            return self.bounds.metavar
-        if _base(self.type) is bool:
-            return "|".join(self.bounds.flag)
-        return self.kind if self.choices else self.name.upper()
 
     @property
     def shown_default(self) -> str:
@@ -389,11 +377,6 @@ def parse(cls: type[_T], text: str | None, sep: str = ";") -> _T:
             raise OptionError(f"bad option {item!r}: write key=value, separated by {sep!r} (options: {names})")
         pairs[key.strip()] = value.strip()
     return build(cls, pairs)
-
-
-def usage(cls: type) -> str:
-    """How a spec writes the options of ``cls``: ``worlds=N;rollout=shed|random|mixed``."""
-    return ";".join(f"{o.name}={o.metavar}" for o in declared(cls).values())
 
 
 def split_list(text: str) -> list[str]:

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents.registry import AGENTS, kinds
-from agurk_env.options import OptionError, build, check, declared, option, parse, usage
+from agurk_env.options import OptionError, build, check, declared, option, parse
 from agurk_env.rules import Rules
 from training.config import Config, EvalConfig, ExpertConfig, PoolConfig
 
@@ -25,7 +25,7 @@ from training.config import Config, EvalConfig, ExpertConfig, PoolConfig
 class Sample:
     """A small option set."""
 
-    worlds: int = option(16, low=1, metavar="N")
+    worlds: int = option(16, low=1)
     """Worlds per decision."""
     share: float = option(0.5, low=0, below=1)
     """A share in [0, 1)."""
@@ -95,7 +95,6 @@ def test_the_docs_read_the_declaration() -> None:
         ("list of int", "[8, 8]"),
     ]
     assert options["tricks"].doc == "Tricks solved (auto: by the rules)."
-    assert usage(Sample).startswith("worlds=N;share=SHARE;mode=fast|slow;tricks=TRICKS;belief=on|off")
 
 
 @pytest.mark.parametrize(
