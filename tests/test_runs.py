@@ -288,7 +288,7 @@ def test_checkpoint_minutes_saves_latest_by_wall_time(tmp_path: Path, monkeypatc
     assert n >= 3 and seen["run"] == [None, *range(1, n)]  # no evaluation, no checkpoint_every: saved by time
     assert main(["train", str(config), "--out", str(tmp_path / "other"), "-q", "--set", "checkpoint_minutes=0"]) == 0
     assert seen["other"] == [None] * n  # checkpoint_minutes=0: nothing saved before the end
-    with pytest.raises(ConfigError, match="checkpoint_minutes must be .*>= 0"):
+    with pytest.raises(ConfigError, match=r"checkpoint_minutes must be .*>= 0"):
         config_from_dict({"checkpoint_minutes": -1})
 
 
