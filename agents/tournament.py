@@ -47,6 +47,7 @@ from agents.tournament_stats import UNITS, EntryStats, SeatStats, Unit, places, 
 from agurk_env import engine
 from agurk_env.agent import Agent
 from agurk_env.matches import DEFAULT_BATCH, play_matches
+from agurk_env.options import split_list
 from agurk_env.rules import Rules, check_choice
 
 
@@ -178,7 +179,7 @@ class TournamentResult:
 
 def parse_entries(spec_string: str, players: int) -> list[str]:
     """Split ``SPEC,SPEC,...``; raise ``ValueError`` unless there is exactly one non-empty spec per seat."""
-    specs = [s.strip() for s in spec_string.split(",")]
+    specs = split_list(spec_string)
     if any(not s for s in specs):
         raise ValueError(f"empty agent spec in {spec_string!r}")
     if len(specs) != players:

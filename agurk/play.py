@@ -22,6 +22,7 @@ from agents.registry import make_agent
 from agurk_env import engine
 from agurk_env.aec_env import raw_env
 from agurk_env.agent import decide
+from agurk_env.options import split_list
 from agurk_env.render import card_text
 from agurk_env.rules import CARDS, Rules
 
@@ -34,7 +35,7 @@ def seat_specs(opponents: str, players: int, seat: int) -> list[str]:
     """One agent spec per seat, ``"human"`` at ``seat``: one spec for all, or one per other seat."""
     if not 0 <= seat < players:
         raise PlayError(f"--seat must be 0..{players - 1}, not {seat}")
-    specs = [s.strip() for s in opponents.split(",")]
+    specs = split_list(opponents)
     if len(specs) == 1:
         specs = specs * (players - 1)
     if len(specs) != players - 1:

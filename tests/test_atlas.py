@@ -144,7 +144,7 @@ def test_heatmaps_annotate_each_value_with_its_interval(
         (["--players", "8", "--hand-sizes", "7,8"], "no cell of the grid fits the deck"),
         (["--policy", "zoo", "--checkpoint", "standard=x.pt"], "--checkpoint needs --policy train"),
         (["--policy", "best"], "invalid choice: 'best'"),
-        (["--deals", "0"], "--deals must be > 0"),
+        (["--deals", "0"], "argument --deals: must be an integer >= 1"),
     ],
 )
 def test_atlas_user_errors_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture) -> None:

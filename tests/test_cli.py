@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from replay import replay_record
 
-from agurk.cli import main
+from agurk.cli import build_parser, main
+from agurk.cli.common import SEED
 from agurk_env.rules import PRESETS, Rules
 
 RECORD_KEYS = {"rules", "seed", "agents", "rounds", "winners"}
@@ -134,19 +137,23 @@ def test_simulate_one_spec_per_seat(tmp_path: Path) -> None:
         (["simulate", "--set", "players=8"], "hand_size must be at most 6"),
         (["simulate", "--agents", "nope"], "unknown agent 'nope'; known agents: random"),
         (["simulate", "--agents", "random,random"], "2 agent specs given for 4 players"),
-        (["simulate", "--matches", "0"], "--matches must be > 0"),
-        (["simulate", "--matches", "-3"], "--matches must be > 0"),
-        (["simulate", "--batch", "0"], "--batch must be > 0"),
-        (["simulate", "--seed", "-1"], "--seed must be >= 0"),
-        (["simulate", "--matches", "ten"], "invalid int value: 'ten'"),
+        (["simulate", "--matches", "0"], "argument --matches: must be an integer >= 1, not '0'"),
+        (["simulate", "--matches", "-3"], "argument --matches: must be an integer >= 1, not '-3'"),
+        (["simulate", "--batch", "0"], "argument --batch: must be an integer >= 1, not '0'"),
+        (["simulate", "--seed", "-1"], "argument --seed: must be an integer >= 0, not '-1'"),
+        (["simulate", "--matches", "ten"], "argument --matches: must be an integer >= 1, not 'ten'"),
+        (["simulate", "--matches", "2.5"], "argument --matches: must be an integer >= 1, not '2.5'"),
         (["simulate", "--out", "{dir}"], "cannot write --out"),
         (["simulate", "--out", "{file}/sim.jsonl"], "cannot write --out"),
         (["simulate", "--unknown-flag"], "unrecognized arguments: --unknown-flag"),
         (["nosuch"], "invalid choice: 'nosuch'"),
         (["rules", "nope"], "unknown preset 'nope'"),
         (["rules", "--set", "limit=0"], "limit must be an integer >= 1"),
-        (["bench", "engine", "--seconds", "0"], "--seconds must be > 0"),
-        (["bench", "engine", "--batch", "-1"], "--batch must be > 0"),
+        (["bench", "engine", "--seconds", "0"], "argument --seconds: must be a number > 0, not '0'"),
+        (["bench", "engine", "--seconds", "nan"], "argument --seconds: must be a number > 0, not 'nan'"),
+        (["bench", "engine", "--batch", "-1"], "argument --batch: must be an integer >= 1, not '-1'"),
+        (["bench", "engine", "--seed", "-1"], "argument --seed: must be an integer >= 0, not '-1'"),
+        (["play", "--seed", "-2"], "argument --seed: must be an integer >= 0, not '-2'"),
         (["bench", "engine", "--rules", "nope"], "unknown preset 'nope'"),
     ],
 )
@@ -166,6 +173,22 @@ def test_user_errors_are_one_line_exit_2(
     assert lines[0].startswith("agurk: error: ") and message in lines[0]
     assert "Traceback" not in captured.err + captured.out
     assert not (tmp_path / "out.jsonl").exists()  # errors come before the output is opened
+
+
+def _commands(parser: argparse.ArgumentParser, name: str = "agurk") -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    """Every (sub)command's parser, by its command line."""
+    yield name, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub, subparser in action.choices.items():
+                yield from _commands(subparser, f"{name} {sub}")
+
+
+def test_every_seed_is_checked_when_parsed() -> None:
+    """Every command's --seed is read by the one converter of seeds: a negative seed never reaches a command."""
+    seeds = {name: a.type for name, p in _commands(build_parser()) for a in p._actions if "--seed" in a.option_strings}
+    assert {"agurk simulate", "agurk evaluate", "agurk play", "agurk bench engine", "agurk curve"} <= set(seeds)
+    assert all(kind is SEED for kind in seeds.values()), seeds
 
 
 def test_rules_lists_every_preset(capsys: pytest.CaptureFixture[str]) -> None:

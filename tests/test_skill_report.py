@@ -125,8 +125,8 @@ def test_cli_reuses_a_given_checkpoint(
         (["--variants", "standard", "--checkpoint", "standard"], "needs PRESET=PATH"),
         (["--variants", "standard", "--checkpoint", "standard=missing.pt"], "no checkpoint at 'missing.pt'"),
         (["--variants", "standard", "--players", "9"], "players must be an integer"),
-        (["--variants", "standard", "--workers", "0"], "--workers must be > 0"),
-        (["--variants", "standard", "--seed", "-1"], "--seed must be >= 0"),
+        (["--variants", "standard", "--workers", "0"], "argument --workers: must be an integer >= 1"),
+        (["--variants", "standard", "--seed", "-1"], "argument --seed: must be an integer >= 0"),
         (["--budget", "huge"], "invalid choice: 'huge'"),
     ],
 )

@@ -190,7 +190,7 @@ def test_bad_configs_are_one_line(tmp_path: Path, capsys, change: dict, message:
     ("argv", "message"),
     [
         (["--ray-address", "auto"], "--ray-address needs --backend ray"),
-        (["--workers", "0"], "--workers must be > 0"),
+        (["--workers", "0"], "argument --workers: must be an integer >= 1"),
         (["--backend", "spark"], "invalid choice: 'spark'"),
     ],
 )

@@ -280,7 +280,7 @@ def test_evaluate_json_schema_and_reproducible(tmp_path) -> None:
     [
         (["--agents", "guard,random", "--matches", "5"], "one spec per seat"),
         (["--agents", "guard,random,random,nope", "--matches", "5"], "unknown agent 'nope'"),
-        (["--agents", "guard,random,random,random", "--matches", "0"], "--matches must be > 0"),
+        (["--agents", "guard,random,random,random", "--matches", "0"], "argument --matches: must be an integer >= 1"),
         (["--agents", "guard,,random,random", "--matches", "5"], "empty agent spec"),
         (["--agents", "random,random,random,random", "--matches", "5", "--rules", "nope"], "unknown preset"),
         (["--agents", "random,random,random,random", "--matches", "5", "--json", "/proc/no/x.json"], "cannot write"),

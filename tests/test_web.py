@@ -339,7 +339,7 @@ def test_a_slow_agent_never_blocks_other_users(tmp_path: Path) -> None:
 
 def test_serve_refuses_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["serve", "--port", "70000"]) == 2
-    assert "--port must be 1..65535" in capsys.readouterr().err
+    assert "argument --port: must be an integer 1..65535" in capsys.readouterr().err
     assert cli.main(["serve", "--max-games", "0"]) == 2
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -33,8 +33,10 @@ def test_twenty_concurrent_games_end_without_an_error_and_expire() -> None:
     [
         (["--games", "0"], "--games must be 1..1000"),
         (["--games", "5000"], "--games must be 1..1000"),
-        (["--seconds", "99999"], "--seconds in (0, 1800]"),
-        (["--expire", "0"], "--expire must be > 0"),
+        (["--seconds", "99999"], "--seconds must be <= 1800"),
+        (["--expire", "0"], "argument --expire: must be a number > 0"),
+        (["--seconds", "0"], "argument --seconds: must be a number > 0"),
+        (["--think", "-1"], "argument --think: must be a number >= 0"),
         (["--opponents", "nobody"], "unknown agent 'nobody'"),
         (["--set", "players=1"], "players"),
     ],

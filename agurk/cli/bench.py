@@ -9,7 +9,18 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from agurk.cli.common import CliError, Formatter, Parser, add_rules_options, positive, resolve_rules, rules_label
+from agurk.cli.common import (
+    COUNT,
+    POSITIVE,
+    SEED,
+    CliError,
+    Formatter,
+    Parser,
+    add_rules_options,
+    arg_type,
+    resolve_rules,
+    rules_label,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -52,20 +63,20 @@ def add_parser(sub: Any) -> None:
     )
     add_rules_options(b)
     b.add_argument(
-        "--batch", metavar="B", type=int, default=4096, help="games played side by side (> 0; default: 4096)"
+        "--batch", metavar="B", type=COUNT, default=4096, help="games played side by side (> 0; default: 4096)"
     )
     b.add_argument(
-        "--seconds", metavar="S", type=float, default=5.0, help="how long to run the engine (> 0; default: 5)"
+        "--seconds", metavar="S", type=POSITIVE, default=5.0, help="how long to run the engine (> 0; default: 5)"
     )
     b.add_argument(
         "--reference-seconds",
         metavar="S",
-        type=float,
+        type=POSITIVE,
         default=None,
         help="how long to run the scalar reference (> 0; default: min(--seconds, 3))",
     )
     b.add_argument(
-        "--seed", metavar="S", type=int, default=0, help="seed of the deals and the random play (default: 0)"
+        "--seed", metavar="S", type=SEED, default=0, help="seed of the deals and the random play (default: 0)"
     )
     b.add_argument(
         "--json",
@@ -84,9 +95,9 @@ def add_parser(sub: Any) -> None:
         epilog="examples:\n  agurk bench env\n  agurk bench env --seconds 10 --json",
     )
     add_rules_options(b)
-    b.add_argument("--seconds", metavar="S", type=float, default=3.0, help="time per measurement (> 0; default: 3)")
-    b.add_argument("--n-envs", metavar="N", type=int, default=1024, help="sb3_vec_env games (> 0; default: 1024)")
-    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed (default: 0)")
+    b.add_argument("--seconds", metavar="S", type=POSITIVE, default=3.0, help="time per measurement (> 0; default: 3)")
+    b.add_argument("--n-envs", metavar="N", type=COUNT, default=1024, help="sb3_vec_env games (> 0; default: 1024)")
+    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object with every figure")
     b = bench_sub.add_parser(
         "search",
@@ -103,9 +114,9 @@ def add_parser(sub: Any) -> None:
         ),
     )
     b.add_argument("--agent", metavar="SPEC", default="pimc", help="agent spec (default: pimc, worlds=16)")
-    b.add_argument("--seconds", metavar="S", type=float, default=3.0, help="time per measurement (> 0; default: 3)")
-    b.add_argument("--batch", metavar="B", type=int, default=64, help="games per batched call (> 0; default: 64)")
-    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed (default: 0)")
+    b.add_argument("--seconds", metavar="S", type=POSITIVE, default=3.0, help="time per measurement (> 0; default: 3)")
+    b.add_argument("--batch", metavar="B", type=COUNT, default=64, help="games per batched call (> 0; default: 64)")
+    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     b = bench_sub.add_parser(
         "train",
@@ -120,9 +131,9 @@ def add_parser(sub: Any) -> None:
         ),
         epilog="examples:\n  agurk bench train\n  agurk bench train --seconds 30 --json",
     )
-    b.add_argument("--seconds", metavar="S", type=float, default=20.0, help="time per trainer (> 0; default: 20)")
-    b.add_argument("--threads", metavar="N", type=int, default=1, help="torch threads (> 0; default: 1)")
-    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed (default: 0)")
+    b.add_argument("--seconds", metavar="S", type=POSITIVE, default=20.0, help="time per trainer (> 0; default: 20)")
+    b.add_argument("--threads", metavar="N", type=COUNT, default=1, help="torch threads (> 0; default: 1)")
+    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (default: 0)")
     b.add_argument(
         "--json",
         action="store_true",
@@ -146,15 +157,19 @@ def add_parser(sub: Any) -> None:
         ),
         epilog="examples:\n  agurk bench solver\n  agurk bench solver --deals 50 --seconds 5 --decisions 140 --json",
     )
-    b.add_argument("--deals", metavar="N", type=int, default=200, help="deals per configuration (> 0; default: 200)")
+    b.add_argument("--deals", metavar="N", type=COUNT, default=200, help="deals per configuration (> 0; default: 200)")
     b.add_argument(
-        "--decisions", metavar="N", type=int, default=280, help="PIMC decisions per search (> 0; default: 280)"
+        "--decisions", metavar="N", type=COUNT, default=280, help="PIMC decisions per search (> 0; default: 280)"
     )
-    b.add_argument("--worlds", metavar="N", type=int, default=16, help="worlds per PIMC search (> 0; default: 16)")
+    b.add_argument("--worlds", metavar="N", type=COUNT, default=16, help="worlds per PIMC search (> 0; default: 16)")
     b.add_argument(
-        "--seconds", metavar="S", type=float, default=20.0, help="time per pure-Python configuration (> 0; default: 20)"
+        "--seconds",
+        metavar="S",
+        type=POSITIVE,
+        default=20.0,
+        help="time per pure-Python configuration (> 0; default: 20)",
     )
-    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals (default: 0)")
+    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals (default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object (its last stdout line)")
 
     b = bench_sub.add_parser(
@@ -169,9 +184,11 @@ def add_parser(sub: Any) -> None:
         ),
         epilog="examples:\n  agurk bench tournament\n  agurk bench tournament --matches 2000 --workers 4 --json",
     )
-    b.add_argument("--matches", metavar="N", type=int, default=10_000, help="matches in all (> 0; default: 10000)")
-    b.add_argument("--workers", metavar="W", type=int, default=2, help="worker processes / Ray CPUs (> 0; default: 2)")
-    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals (default: 0)")
+    b.add_argument("--matches", metavar="N", type=COUNT, default=10_000, help="matches in all (> 0; default: 10000)")
+    b.add_argument(
+        "--workers", metavar="W", type=COUNT, default=2, help="worker processes / Ray CPUs (> 0; default: 2)"
+    )
+    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals (default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     _add_serve_parser(bench_sub)
 
@@ -188,9 +205,6 @@ def _engine(args: argparse.Namespace) -> int:
     """Measure card plays per second of the batched engine and of the scalar reference."""
     from agurk.bench import engine as bench
 
-    positive("--batch", args.batch)
-    positive("--seconds", args.seconds)
-    positive("--reference-seconds", args.reference_seconds)
     rules = resolve_rules(args.rules, args.set)
     result = bench.pinned(
         bench.engine_vs_reference,
@@ -239,8 +253,6 @@ def _env(args: argparse.Namespace) -> int:
     from agurk.bench.engine import pinned
     from agurk.bench.env import bench_env
 
-    positive("--seconds", args.seconds)
-    positive("--n-envs", args.n_envs)
     rules = resolve_rules(args.rules, args.set)
     result = pinned(bench_env, seconds=args.seconds, rules=rules, n_envs=args.n_envs, seed=args.seed)
     if args.json:
@@ -284,8 +296,6 @@ def _search(args: argparse.Namespace) -> int:
     from agents.registry import AgentSpecError, parse_spec
     from agurk.bench import engine as bench
 
-    positive("--seconds", args.seconds)
-    positive("--batch", args.batch)
     try:
         parse_spec(args.agent)
     except AgentSpecError as e:
@@ -308,8 +318,6 @@ def _train(args: argparse.Namespace) -> int:
     from agurk.bench.engine import pinned
     from agurk.bench.train import bench_train
 
-    positive("--seconds", args.seconds)
-    positive("--threads", args.threads)
     result = pinned(bench_train, seconds=args.seconds, threads=args.threads, seed=args.seed)
     if args.json:
         print(json.dumps(result))
@@ -332,10 +340,6 @@ def _solver(args: argparse.Namespace) -> int:
     from agurk.bench.engine import pinned
     from agurk.bench.solver import CONFIGS, PIMC_SPECS, bench_solver
 
-    positive("--deals", args.deals)
-    positive("--seconds", args.seconds)
-    positive("--decisions", args.decisions)
-    positive("--worlds", args.worlds)
     result = pinned(
         bench_solver,
         seconds=args.seconds, deals=args.deals, seed=args.seed, decisions=args.decisions, worlds=args.worlds
@@ -375,8 +379,6 @@ def _solver(args: argparse.Namespace) -> int:
 
 def _tournament(args: argparse.Namespace) -> int:
     """Seconds of one tournament in one process, in local worker processes and on a local Ray instance."""
-    positive("--matches", args.matches)
-    positive("--workers", args.workers)
     if importlib.util.find_spec("ray") is None:
         raise CliError('agurk bench tournament needs ray, from the ray extra: run pip install -e ".[ray]"')
     from agurk.bench.engine import pinned
@@ -419,10 +421,14 @@ def _add_serve_parser(bench_sub: Any) -> None:
     b.add_argument(
         "--best-games", metavar="N", type=int, default=20, help="then this many against best (0: none; default: 20)"
     )
-    b.add_argument("--think", metavar="S", type=float, default=1.0, help="mean think time per move (default: 1)")
-    b.add_argument("--expire", metavar="S", type=float, default=10.0, help="finished games expire after (default: 10)")
-    b.add_argument("--seconds", metavar="S", type=float, default=900.0, help="time limit (<= 1800; default: 900)")
-    b.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals and the cards (default: 0)")
+    b.add_argument(
+        "--think", metavar="S", type=arg_type(float, low=0), default=1.0, help="mean think time per move (default: 1)"
+    )
+    b.add_argument(
+        "--expire", metavar="S", type=POSITIVE, default=10.0, help="finished games expire after (default: 10)"
+    )
+    b.add_argument("--seconds", metavar="S", type=POSITIVE, default=900.0, help="time limit (<= 1800; default: 900)")
+    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals and the cards (default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -435,9 +441,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     if not 1 <= args.games <= MAX_GAMES or not 0 <= args.best_games <= MAX_GAMES:
         raise CliError(f"--games must be 1..{MAX_GAMES} and --best-games 0..{MAX_GAMES}")
-    if args.think < 0 or not 0 < args.seconds <= MAX_SECONDS:
-        raise CliError(f"--think must be >= 0 and --seconds in (0, {MAX_SECONDS:g}]")
-    positive("--expire", args.expire)
+    if args.seconds > MAX_SECONDS:
+        raise CliError(f"--seconds must be <= {MAX_SECONDS:g}, not {args.seconds:g}")
     resolve_rules(args.rules, args.set)  # a bad table is refused here, in one line
     from agents.registry import AgentSpecError, parse_spec
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from agurk_env.options import split_assignment
+from agurk_env.options import Bounds, Option, OptionError, split_assignment
 from agurk_env.rules import OPTION_NAMES, Rules, parse_option
 
 PROG = "agurk"
@@ -42,10 +42,30 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
 # ----------------------------------------------------------------------------- checks and rules
 
 
-def positive(name: str, value: int | float | None) -> None:
-    """Raise :class:`CliError` when the option ``name`` was given a value <= 0."""
-    if value is not None and value <= 0:
-        raise CliError(f"{name} must be > 0, not {value}")
+def arg_type(kind: type, **bounds: float) -> Callable[[str], Any]:
+    """An argparse ``type=``: the text as ``kind`` within ``bounds`` (``low=``, ``above=``, ...), checked at parse time.
+
+    The options' one converter (:meth:`agurk_env.options.Option.convert`) reads the text; a bad value is argparse's
+    one-line error naming the option (``argument --seed: must be an integer >= 0, not '-1'``), exit status 2.
+    """
+    declared = Option("value", kind, None, bounds=Bounds(**bounds))
+
+    def convert(text: str) -> Any:
+        try:
+            return declared.convert(text)
+        except OptionError:
+            raise argparse.ArgumentTypeError(f"must be {declared.what()}, not {text!r}") from None
+
+    convert.__name__ = declared.kind
+    return convert
+
+
+SEED = arg_type(int, low=0)
+"""``type=`` of every ``--seed``: an integer >= 0 (what ``numpy.random.default_rng`` takes)."""
+COUNT = arg_type(int, low=1)
+"""``type=`` of counts (``--matches``, ``--batch``, ``--workers``, ...): an integer >= 1."""
+POSITIVE = arg_type(float, above=0)
+"""``type=`` of durations (``--seconds``, ``--idle-minutes``, ...): a number > 0."""
 
 
 def rule_overrides(sets: Sequence[str] | None) -> dict[str, Any]:

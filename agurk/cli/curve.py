@@ -10,16 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from agurk.cli.common import (
+    COUNT,
     PROG,
+    SEED,
     CliError,
     Formatter,
     add_backend_options,
     backend_of,
-    positive,
     require_rl,
     stderr_console,
     task_errors,
 )
+from agurk_env.options import split_list
 
 
 def add_parser(sub: Any) -> None:
@@ -59,15 +61,15 @@ def add_parser(sub: Any) -> None:
         default=[],
         help="another run of the same rules and table, played on the same deals and drawn beside (repeatable)",
     )
-    p.add_argument("--deals", metavar="D", type=int, default=200, help="duplicate deals per point (default: 200)")
-    p.add_argument("--seed", metavar="S", type=int, default=1, help="seed of the deals and agents (default: 1)")
+    p.add_argument("--deals", metavar="D", type=COUNT, default=200, help="duplicate deals per point (default: 200)")
+    p.add_argument("--seed", metavar="S", type=SEED, default=1, help="seed of the deals and agents (default: 1)")
     p.add_argument(
         "--players", metavar="N", type=int, default=None, help="table size (default: the run's first player count)"
     )
     p.add_argument(
         "--workers",
         metavar="W",
-        type=int,
+        type=COUNT,
         default=None,
         help="worker processes per tournament (> 0; default: the CPU count, at most 4)",
     )
@@ -82,10 +84,6 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate the kept checkpoints and write the curve files."""
-    positive("--deals", args.deals)
-    positive("--workers", args.workers)
-    if args.seed < 0:
-        raise CliError(f"--seed must be >= 0, not {args.seed}")
     require_rl("agurk curve", (("torch", "torch"),))
     backend = backend_of(args)
     workers = args.workers or max(1, min(os.cpu_count() or 1, 4))
@@ -107,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         except RunFolderError as e:
             raise folder_error(e) from None
 
-    opponents = [s.strip() for s in args.against.split(",") if s.strip()]
+    opponents = [s for s in split_list(args.against) if s]
     if not opponents:
         raise CliError("--against needs at least one agent spec")
     try:

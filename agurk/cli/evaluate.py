@@ -11,14 +11,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from agurk.cli.common import (
+    COUNT,
     PROG,
+    SEED,
     CliError,
     Formatter,
     MatchProgress,
     add_backend_options,
     add_rules_options,
     backend_of,
-    positive,
     resolve_rules,
     rules_label,
     stderr_console,
@@ -75,9 +76,9 @@ def add_parser(sub: Any) -> None:
         help="the entries: exactly one agent spec per seat ('agurk agents' lists the specs)",
     )
     p.add_argument(
-        "--matches", metavar="N", type=int, required=True, help="number of deals (> 0); each is played once per seat"
+        "--matches", metavar="N", type=COUNT, required=True, help="number of deals (> 0); each is played once per seat"
     )
-    p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals and agents (>= 0; default: 0)")
+    p.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals and agents (>= 0; default: 0)")
     p.add_argument(
         "--json",
         metavar="FILE",
@@ -88,18 +89,22 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--batch",
         metavar="B",
-        type=int,
+        type=COUNT,
         default=DEFAULT_EVAL_BATCH,
         help=f"matches played side by side (> 0; default: {DEFAULT_EVAL_BATCH}; lower it for search agents "
         "if memory is short). Random agents' choices depend on it: keep it fixed to reproduce a result",
     )
     p.add_argument(
-        "--bootstrap", metavar="R", type=int, default=1000, help="bootstrap resamples for the CIs (> 0; default: 1000)"
+        "--bootstrap",
+        metavar="R",
+        type=COUNT,
+        default=1000,
+        help="bootstrap resamples for the CIs (> 0; default: 1000)",
     )
     p.add_argument(
         "--workers",
         metavar="W",
-        type=int,
+        type=COUNT,
         default=None,
         help="processes that play the tables side by side (> 0; default: the CPU count, at most 4); runs of "
         "fewer than 4000 matches use one on the local backend. The numbers do not depend on it",
@@ -124,14 +129,8 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play a duplicate-deal tournament and print (and with ``--json`` write) per-entry statistics."""
-    positive("--matches", args.matches)
-    positive("--batch", args.batch)
-    positive("--bootstrap", args.bootstrap)
     if args.workers is None:
         args.workers = max(1, min(os.cpu_count() or 1, 4))
-    positive("--workers", args.workers)
-    if args.seed < 0:
-        raise CliError(f"--seed must be >= 0, not {args.seed}")
     rules = resolve_rules(args.rules, args.set)
     backend = backend_of(args)
 

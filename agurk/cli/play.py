@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agurk.cli.common import CliError, Formatter, add_rules_options, resolve_rules
+from agurk.cli.common import SEED, CliError, Formatter, add_rules_options, resolve_rules
 
 
 def add_parser(sub: Any) -> None:
@@ -34,7 +34,7 @@ def add_parser(sub: Any) -> None:
         ),
     )
     p.add_argument("--seat", metavar="N", type=int, default=0, help="your seat (default: 0, the first dealer)")
-    p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals and agents (>= 0; default: 0)")
+    p.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals and agents (>= 0; default: 0)")
     p.add_argument(
         "--record",
         metavar="FILE",
@@ -47,8 +47,6 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play one seat of a match against agents in the terminal."""
-    if args.seed < 0:
-        raise CliError(f"--seed must be >= 0, not {args.seed}")
     rules = resolve_rules(args.rules, args.set)
     if args.record is not None:
         parent = Path(args.record).parent

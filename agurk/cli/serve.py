@@ -8,7 +8,7 @@ import importlib.util
 import socket
 from typing import Any
 
-from agurk.cli.common import CliError, Formatter, positive
+from agurk.cli.common import COUNT, POSITIVE, CliError, Formatter, arg_type
 
 WEB_INSTALL = 'pip install -e ".[web]"'
 """How to install the web extra in a clone of the repository."""
@@ -41,15 +41,21 @@ def add_parser(sub: Any) -> None:
         epilog="examples:\n  agurk serve\n  agurk serve --port 8080\n  agurk serve --host 0.0.0.0 --max-games 200",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
-    p.add_argument("--port", metavar="N", type=int, default=8000, help="port to listen on (default: 8000)")
-    p.add_argument("--max-games", metavar="N", type=int, default=1000, help="most games kept at once (default: 1000)")
     p.add_argument(
-        "--idle-minutes", metavar="M", type=float, default=30.0, help="forget a game idle this long (default: 30)"
+        "--port",
+        metavar="N",
+        type=arg_type(int, low=1, high=65535),
+        default=8000,
+        help="port to listen on (default: 8000)",
+    )
+    p.add_argument("--max-games", metavar="N", type=COUNT, default=1000, help="most games kept at once (default: 1000)")
+    p.add_argument(
+        "--idle-minutes", metavar="M", type=POSITIVE, default=30.0, help="forget a game idle this long (default: 30)"
     )
     p.add_argument(
         "--finished-minutes",
         metavar="M",
-        type=float,
+        type=POSITIVE,
         default=10.0,
         help="forget a finished game this long after its last request (default: 10)",
     )
@@ -65,11 +71,6 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve the page until interrupted."""
-    positive("--max-games", args.max_games)
-    positive("--idle-minutes", args.idle_minutes)
-    positive("--finished-minutes", args.finished_minutes)
-    if not 1 <= args.port <= 65535:
-        raise CliError(f"--port must be 1..65535, not {args.port}")
     require_web("agurk serve")
     _check_listen(args.host, args.port)
     import uvicorn

@@ -10,14 +10,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from agurk.cli.common import (
+    COUNT,
     PROG,
+    SEED,
     CliError,
     Formatter,
     MatchProgress,
     add_rules_options,
     json_default,
     open_out,
-    positive,
     resolve_rules,
     rules_label,
     stderr_console,
@@ -58,8 +59,8 @@ def add_parser(sub: Any) -> None:
             "'agurk agents' lists every spec and its options"
         ),
     )
-    p.add_argument("--matches", metavar="N", type=int, required=True, help="number of matches to play (> 0)")
-    p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of the deals and agents (>= 0; default: 0)")
+    p.add_argument("--matches", metavar="N", type=COUNT, required=True, help="number of matches to play (> 0)")
+    p.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals and agents (>= 0; default: 0)")
     p.add_argument(
         "--out",
         metavar="FILE.jsonl",
@@ -69,7 +70,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--batch",
         metavar="B",
-        type=int,
+        type=COUNT,
         default=None,
         help=f"matches played side by side by the engine (> 0; default: min(N, {DEFAULT_BATCH})). The deals "
         "never depend on it, but random agents' choices do: keep it fixed to reproduce a file",
@@ -87,12 +88,8 @@ def run(args: argparse.Namespace) -> int:
     """Play ``--matches`` matches and write their records, one JSON object per line."""
     from agurk_env.matches import DEFAULT_BATCH
 
-    positive("--matches", args.matches)
     if args.batch is None:
         args.batch = min(args.matches, DEFAULT_BATCH)
-    positive("--batch", args.batch)
-    if args.seed < 0:
-        raise CliError(f"--seed must be >= 0, not {args.seed}")
     rules = resolve_rules(args.rules, args.set)
 
     from agents.fit import check_fit

@@ -11,18 +11,20 @@ from pathlib import Path
 from typing import Any
 
 from agurk.cli.common import (
+    COUNT,
     PROG,
+    SEED,
     CliError,
     Formatter,
     add_backend_options,
     backend_of,
-    positive,
     rl_extra_error,
     start_bar,
     stderr_console,
     stdout_console,
     task_errors,
 )
+from agurk_env.options import split_list
 from agurk_env.rules import PRESETS, Rules
 
 
@@ -104,9 +106,13 @@ def add_parser(sub: Any) -> None:
         "policy, zoo:PRESET, and train nothing (zoo). Default: the budget's (train)",
     )
     p.add_argument(
-        "--deals", metavar="D", type=int, default=None, help="duplicate deals per ladder agent (default: the budget's)"
+        "--deals",
+        metavar="D",
+        type=COUNT,
+        default=None,
+        help="duplicate deals per ladder agent (default: the budget's)",
     )
-    p.add_argument("--seed", metavar="S", type=int, default=0, help="seed of deals, agents and training (default: 0)")
+    p.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of deals, agents and training (default: 0)")
     p.add_argument(
         "--out",
         metavar="DIR",
@@ -130,7 +136,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--workers",
         metavar="W",
-        type=int,
+        type=COUNT,
         default=None,
         help="tasks (one per ladder agent of each variant or atlas cell) run side by side: local worker processes, "
         "or the CPUs of a local Ray instance (default: the CPU count)",
@@ -145,7 +151,7 @@ def add_parser(sub: Any) -> None:
 
 def _int_list(option: str, text: str) -> list[int]:
     """``N,N,...`` as distinct integers, in the order given."""
-    items = [t.strip() for t in text.split(",")]
+    items = split_list(text)
     if not all(t.lstrip("-").isdigit() for t in items):
         raise CliError(f"{option} takes integers separated by commas, not {text!r}")
     values = [int(t) for t in items]
@@ -239,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as e:  # torch and matplotlib are optional dependencies
         raise rl_extra_error("agurk skill-report", (e.name or "torch").split(".")[0]) from None
     budget = BUDGETS[args.budget]
-    variants = [v.strip() for v in args.variants.split(",")] if args.variants else list(budget.variants)
+    variants = split_list(args.variants) if args.variants else list(budget.variants)
     for v in variants:
         if v not in PRESETS:
             raise CliError(f"--variants: unknown preset {v!r}; presets are: {', '.join(PRESETS)}")
@@ -247,10 +253,6 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--variants names a preset twice: {args.variants}")
     players = _int_list("--players", args.players)
     hands = _int_list("--hand-sizes", args.hand_sizes) if args.hand_sizes is not None else []
-    positive("--workers", args.workers)
-    positive("--deals", args.deals)
-    if args.seed < 0:
-        raise CliError(f"--seed must be >= 0, not {args.seed}")
     for v in variants:  # a RulesError names the problem
         for n in players:
             Rules.preset(v, players=n, hand_size=1)

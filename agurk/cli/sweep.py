@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from agurk.cli.common import (
+    COUNT,
     PROG,
     CliError,
     Formatter,
     add_backend_options,
     backend_of,
-    positive,
     rl_extra_error,
     start_bar,
     stderr_console,
@@ -59,7 +59,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--workers",
         metavar="W",
-        type=int,
+        type=COUNT,
         default=None,
         help="tasks run side by side: local worker processes, or the CPUs of a local Ray instance "
         "(> 0; default: the CPU count)",
@@ -125,7 +125,6 @@ def run(args: argparse.Namespace) -> int:
         raise rl_extra_error("agurk sweep", (e.name or "torch").split(".")[0]) from None
     if args.workers is None:
         args.workers = os.cpu_count() or 1
-    positive("--workers", args.workers)
     backend = backend_of(args)
     try:
         cfg = load_sweep(args.config)

@@ -31,6 +31,7 @@ from agurk.replay import ReplayError, parse_record, seat_names, steps
 from agurk.web.mover import Mover
 from agurk.web.session import Session, WebError
 from agurk.web.store import Limits, Store
+from agurk_env.options import split_list
 from agurk_env.rules import OPTION_NAMES, PRESETS, Rules, RulesError
 
 STATIC = Path(__file__).parent / "static"
@@ -131,7 +132,7 @@ def new_session(data: dict[str, Any], checkpoints: bool = True) -> Session:
     if "seat" in data and mode == "watch":
         raise WebError(400, "seat is for a played game: a watched game has no seat of yours")
     opponents = data.get("opponents", "best" if mode == "play" else "guard")
-    if not checkpoints and any(names_a_file(spec) for spec in opponents.split(",")):
+    if not checkpoints and any(names_a_file(spec) for spec in split_list(opponents)):
         raise WebError(400, "this server takes no checkpoint files as agents (agurk serve --checkpoints allows them)")
     return Session(rules, opponents, seat, seed)
 
