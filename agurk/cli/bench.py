@@ -63,17 +63,17 @@ def add_parser(sub: Any) -> None:
     )
     add_rules_options(b)
     b.add_argument(
-        "--batch", metavar="B", type=COUNT, default=4096, help="games played side by side (> 0; default: 4096)"
+        "--batch", metavar="B", type=COUNT, default=4096, help="games played side by side (%(type)s; default: 4096)"
     )
     b.add_argument(
-        "--seconds", metavar="S", type=POSITIVE, default=5.0, help="how long to run the engine (> 0; default: 5)"
+        "--seconds", metavar="S", type=POSITIVE, default=5.0, help="how long to run the engine (%(type)s; default: 5)"
     )
     b.add_argument(
         "--reference-seconds",
         metavar="S",
         type=POSITIVE,
         default=None,
-        help="how long to run the scalar reference (> 0; default: min(--seconds, 3))",
+        help="how long to run the scalar reference (%(type)s; default: min(--seconds, 3))",
     )
     b.add_argument(
         "--seed", metavar="S", type=SEED, default=0, help="seed of the deals and the random play (default: 0)"
@@ -95,8 +95,12 @@ def add_parser(sub: Any) -> None:
         epilog="examples:\n  agurk bench env\n  agurk bench env --seconds 10 --json",
     )
     add_rules_options(b)
-    b.add_argument("--seconds", metavar="S", type=POSITIVE, default=3.0, help="time per measurement (> 0; default: 3)")
-    b.add_argument("--n-envs", metavar="N", type=COUNT, default=1024, help="sb3_vec_env games (> 0; default: 1024)")
+    b.add_argument(
+        "--seconds", metavar="S", type=POSITIVE, default=3.0, help="time per measurement (%(type)s; default: 3)"
+    )
+    b.add_argument(
+        "--n-envs", metavar="N", type=COUNT, default=1024, help="sb3_vec_env games (%(type)s; default: 1024)"
+    )
     b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object with every figure")
     b = bench_sub.add_parser(
@@ -114,8 +118,12 @@ def add_parser(sub: Any) -> None:
         ),
     )
     b.add_argument("--agent", metavar="SPEC", default="pimc", help="agent spec (default: pimc, worlds=16)")
-    b.add_argument("--seconds", metavar="S", type=POSITIVE, default=3.0, help="time per measurement (> 0; default: 3)")
-    b.add_argument("--batch", metavar="B", type=COUNT, default=64, help="games per batched call (> 0; default: 64)")
+    b.add_argument(
+        "--seconds", metavar="S", type=POSITIVE, default=3.0, help="time per measurement (%(type)s; default: 3)"
+    )
+    b.add_argument(
+        "--batch", metavar="B", type=COUNT, default=64, help="games per batched call (%(type)s; default: 64)"
+    )
     b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     b = bench_sub.add_parser(
@@ -131,8 +139,10 @@ def add_parser(sub: Any) -> None:
         ),
         epilog="examples:\n  agurk bench train\n  agurk bench train --seconds 30 --json",
     )
-    b.add_argument("--seconds", metavar="S", type=POSITIVE, default=20.0, help="time per trainer (> 0; default: 20)")
-    b.add_argument("--threads", metavar="N", type=COUNT, default=1, help="torch threads (> 0; default: 1)")
+    b.add_argument(
+        "--seconds", metavar="S", type=POSITIVE, default=20.0, help="time per trainer (%(type)s; default: 20)"
+    )
+    b.add_argument("--threads", metavar="N", type=COUNT, default=1, help="torch threads (%(type)s; default: 1)")
     b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (default: 0)")
     b.add_argument(
         "--json",
@@ -157,17 +167,21 @@ def add_parser(sub: Any) -> None:
         ),
         epilog="examples:\n  agurk bench solver\n  agurk bench solver --deals 50 --seconds 5 --decisions 140 --json",
     )
-    b.add_argument("--deals", metavar="N", type=COUNT, default=200, help="deals per configuration (> 0; default: 200)")
     b.add_argument(
-        "--decisions", metavar="N", type=COUNT, default=280, help="PIMC decisions per search (> 0; default: 280)"
+        "--deals", metavar="N", type=COUNT, default=200, help="deals per configuration (%(type)s; default: 200)"
     )
-    b.add_argument("--worlds", metavar="N", type=COUNT, default=16, help="worlds per PIMC search (> 0; default: 16)")
+    b.add_argument(
+        "--decisions", metavar="N", type=COUNT, default=280, help="PIMC decisions per search (%(type)s; default: 280)"
+    )
+    b.add_argument(
+        "--worlds", metavar="N", type=COUNT, default=16, help="worlds per PIMC search (%(type)s; default: 16)"
+    )
     b.add_argument(
         "--seconds",
         metavar="S",
         type=POSITIVE,
         default=20.0,
-        help="time per pure-Python configuration (> 0; default: 20)",
+        help="time per pure-Python configuration (%(type)s; default: 20)",
     )
     b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals (default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object (its last stdout line)")
@@ -184,9 +198,11 @@ def add_parser(sub: Any) -> None:
         ),
         epilog="examples:\n  agurk bench tournament\n  agurk bench tournament --matches 2000 --workers 4 --json",
     )
-    b.add_argument("--matches", metavar="N", type=COUNT, default=10_000, help="matches in all (> 0; default: 10000)")
     b.add_argument(
-        "--workers", metavar="W", type=COUNT, default=2, help="worker processes / Ray CPUs (> 0; default: 2)"
+        "--matches", metavar="N", type=COUNT, default=10_000, help="matches in all (%(type)s; default: 10000)"
+    )
+    b.add_argument(
+        "--workers", metavar="W", type=COUNT, default=2, help="worker processes / Ray CPUs (%(type)s; default: 2)"
     )
     b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals (default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object")

@@ -56,7 +56,7 @@ def arg_type(kind: type, **bounds: float) -> Callable[[str], Any]:
         except OptionError:
             raise argparse.ArgumentTypeError(f"must be {declared.what()}, not {text!r}") from None
 
-    convert.__name__ = declared.kind
+    convert.__name__ = declared.what()  # what a help text's %(type)s says: ``an integer >= 0``
     return convert
 
 

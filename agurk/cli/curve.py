@@ -71,7 +71,7 @@ def add_parser(sub: Any) -> None:
         metavar="W",
         type=COUNT,
         default=None,
-        help="worker processes per tournament (> 0; default: the CPU count, at most 4)",
+        help="worker processes per tournament (%(type)s; default: the CPU count, at most 4)",
     )
     add_backend_options(p)
     p.add_argument("--out", metavar="DIR", default=None, help="output folder, new or empty (default: RUN/curve)")

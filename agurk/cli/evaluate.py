@@ -76,9 +76,15 @@ def add_parser(sub: Any) -> None:
         help="the entries: exactly one agent spec per seat ('agurk agents' lists the specs)",
     )
     p.add_argument(
-        "--matches", metavar="N", type=COUNT, required=True, help="number of deals (> 0); each is played once per seat"
+        "--matches",
+        metavar="N",
+        type=COUNT,
+        required=True,
+        help="number of deals (%(type)s); each is played once per seat",
     )
-    p.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals and agents (>= 0; default: 0)")
+    p.add_argument(
+        "--seed", metavar="S", type=SEED, default=0, help="seed of the deals and agents (%(type)s; default: 0)"
+    )
     p.add_argument(
         "--json",
         metavar="FILE",
@@ -91,7 +97,7 @@ def add_parser(sub: Any) -> None:
         metavar="B",
         type=COUNT,
         default=DEFAULT_EVAL_BATCH,
-        help=f"matches played side by side (> 0; default: {DEFAULT_EVAL_BATCH}; lower it for search agents "
+        help=f"matches played side by side (%(type)s; default: {DEFAULT_EVAL_BATCH}; lower it for search agents "
         "if memory is short). Random agents' choices depend on it: keep it fixed to reproduce a result",
     )
     p.add_argument(
@@ -99,14 +105,14 @@ def add_parser(sub: Any) -> None:
         metavar="R",
         type=COUNT,
         default=1000,
-        help="bootstrap resamples for the CIs (> 0; default: 1000)",
+        help="bootstrap resamples for the CIs (%(type)s; default: 1000)",
     )
     p.add_argument(
         "--workers",
         metavar="W",
         type=COUNT,
         default=None,
-        help="processes that play the tables side by side (> 0; default: the CPU count, at most 4); runs of "
+        help="processes that play the tables side by side (%(type)s; default: the CPU count, at most 4); runs of "
         "fewer than 4000 matches use one on the local backend. The numbers do not depend on it",
     )
     add_backend_options(p)

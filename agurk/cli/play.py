@@ -34,7 +34,9 @@ def add_parser(sub: Any) -> None:
         ),
     )
     p.add_argument("--seat", metavar="N", type=int, default=0, help="your seat (default: 0, the first dealer)")
-    p.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals and agents (>= 0; default: 0)")
+    p.add_argument(
+        "--seed", metavar="S", type=SEED, default=0, help="seed of the deals and agents (%(type)s; default: 0)"
+    )
     p.add_argument(
         "--record",
         metavar="FILE",

@@ -59,8 +59,10 @@ def add_parser(sub: Any) -> None:
             "'agurk agents' lists every spec and its options"
         ),
     )
-    p.add_argument("--matches", metavar="N", type=COUNT, required=True, help="number of matches to play (> 0)")
-    p.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals and agents (>= 0; default: 0)")
+    p.add_argument("--matches", metavar="N", type=COUNT, required=True, help="number of matches to play (%(type)s)")
+    p.add_argument(
+        "--seed", metavar="S", type=SEED, default=0, help="seed of the deals and agents (%(type)s; default: 0)"
+    )
     p.add_argument(
         "--out",
         metavar="FILE.jsonl",
@@ -72,7 +74,7 @@ def add_parser(sub: Any) -> None:
         metavar="B",
         type=COUNT,
         default=None,
-        help=f"matches played side by side by the engine (> 0; default: min(N, {DEFAULT_BATCH})). The deals "
+        help=f"matches played side by side by the engine (%(type)s; default: min(N, {DEFAULT_BATCH})). The deals "
         "never depend on it, but random agents' choices do: keep it fixed to reproduce a file",
     )
     p.add_argument(

@@ -62,7 +62,7 @@ def add_parser(sub: Any) -> None:
         type=COUNT,
         default=None,
         help="tasks run side by side: local worker processes, or the CPUs of a local Ray instance "
-        "(> 0; default: the CPU count)",
+        "(%(type)s; default: the CPU count)",
     )
     add_backend_options(p)
     p.add_argument(
