@@ -268,6 +268,11 @@ def test_finished_and_idle_games_expire() -> None:
     assert gone.value.status == 404
     assert store.get(a, ta) is live and store.sweep() == 1 and len(store) == 1
     now[0] = 200.0
+    with live.lock:  # a game a request is working on never expires under it
+        assert store.sweep() == 0
+    store.touch(live)  # its answer restarts the clock
+    assert store.sweep() == 0
+    now[0] = 400.0
     assert store.sweep() == 1 and len(store) == 0
 
 

@@ -148,7 +148,7 @@ def create_app(limits: Limits | None = None) -> Starlette:
     limits = limits or Limits()
     store = Store(limits)
 
-    mover = Mover()
+    mover = Mover(store.touch)
 
     def lock(session: Session) -> None:
         if not session.lock.acquire(blocking=False):
@@ -166,6 +166,7 @@ def create_app(limits: Limits | None = None) -> Starlette:
             try:
                 return work(session)
             finally:
+                store.touch(session)
                 session.lock.release()
 
         return JSONResponse(await run_in_threadpool(locked))

@@ -14,6 +14,7 @@ thread pool instead (:mod:`agurk.web.app`).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -43,8 +44,10 @@ def move_agents(sessions: list[Session]) -> None:
 class Mover:
     """Parks the requests of batched games (:attr:`Session.batched`) and moves them all once per event-loop turn."""
 
-    def __init__(self) -> None:
+    def __init__(self, answered: Callable[[Session], None]) -> None:
         self._parked: list[tuple[Session, asyncio.Future[dict[str, Any]]]] = []
+        self._answered = answered
+        """Called with each game as its answer is ready, before its lock is released (the store's touch)."""
 
     def reply(self, session: Session) -> asyncio.Future[dict[str, Any]]:
         """``session``'s view once its agents have replied; releases :attr:`Session.lock`, which the caller holds."""
@@ -63,6 +66,7 @@ class Mover:
         except Exception as e:  # a broken agent fails these requests (500), never the event loop
             answers = [e] * len(parked)
         for (session, future), answer in zip(parked, answers, strict=True):
+            self._answered(session)
             session.lock.release()
             if future.done():
                 continue

@@ -61,6 +61,10 @@ class Store:
         entry[1].touched = self.clock()
         return entry[1]
 
+    def touch(self, session: Session) -> None:
+        """Restart ``session``'s expiry clock: its answer is being sent (a slow move does not count as idle)."""
+        session.touched = self.clock()
+
     def remove(self, game_id: str) -> None:
         """Forget a game."""
         with self._lock:
@@ -75,5 +79,7 @@ class Store:
         return len(gone)
 
     def _expired(self, session: Session) -> bool:
+        if session.lock.locked():  # a request is working on it
+            return False
         idle = self.clock() - session.touched
         return idle > self.limits.idle_s or (session.over and idle > self.limits.finished_s)
