@@ -137,7 +137,7 @@ def test_heatmaps_annotate_each_value_with_its_interval(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--players", "3,x"], "--players takes integers separated by commas, not '3,x'"),
+        (["--players", "3,x"], "argument --players: must be a list of integers, not '3,x'"),
         (["--players", "3,3"], "--players names a value twice"),
         (["--players", "3", "--hand-sizes", "0"], "hand_size must be an integer"),
         (["--players", "8", "--hand-sizes", "7"], "hand_size must be at most 6 for 8 players"),

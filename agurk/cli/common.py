@@ -9,11 +9,12 @@ import argparse
 import contextlib
 import importlib
 import sys
+import typing
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from agurk_env.options import Bounds, Option, OptionError, split_assignment
+from agurk_env.options import Bounds, Option, OptionError, split_assignment, split_list
 from agurk_env.rules import OPTION_NAMES, Rules, parse_option
 
 PROG = "agurk"
@@ -42,17 +43,19 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
 # ----------------------------------------------------------------------------- checks and rules
 
 
-def arg_type(kind: type, **bounds: float) -> Callable[[str], Any]:
+def arg_type(kind: Any, **bounds: float) -> Callable[[str], Any]:
     """An argparse ``type=``: the text as ``kind`` within ``bounds`` (``low=``, ``above=``, ...), checked at parse time.
 
-    The options' one converter (:meth:`agurk_env.options.Option.convert`) reads the text; a bad value is argparse's
-    one-line error naming the option (``argument --seed: must be an integer >= 0, not '-1'``), exit status 2.
+    A ``list[...]`` kind reads ``A,B,C`` (:func:`agurk_env.options.split_list`). The options' one converter
+    (:meth:`agurk_env.options.Option.convert`) reads the text; a bad value is argparse's one-line error naming the
+    option (``argument --seed: must be an integer >= 0, not '-1'``), exit status 2.
     """
     declared = Option("value", kind, None, bounds=Bounds(**bounds))
+    is_list = typing.get_origin(kind) is list
 
     def convert(text: str) -> Any:
         try:
-            return declared.convert(text)
+            return declared.convert(split_list(text) if is_list else text)
         except OptionError:
             raise argparse.ArgumentTypeError(f"must be {declared.what()}, not {text!r}") from None
 

@@ -17,6 +17,7 @@ from agurk.cli.common import (
     CliError,
     Formatter,
     add_backend_options,
+    arg_type,
     backend_of,
     rl_extra_error,
     start_bar,
@@ -86,12 +87,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--players",
         metavar="N[,N...]",
+        type=arg_type(list[int]),
         default="4",
         help="players at every table (default: 4); several make an atlas over player counts",
     )
     p.add_argument(
         "--hand-sizes",
         metavar="H[,H...]",
+        type=arg_type(list[int]),
         default=None,
         help="cards dealt to each player (default: each preset's own); several make an atlas over hand sizes",
     )
@@ -149,14 +152,10 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _int_list(option: str, text: str) -> list[int]:
-    """``N,N,...`` as distinct integers, in the order given."""
-    items = split_list(text)
-    if not all(t.lstrip("-").isdigit() for t in items):
-        raise CliError(f"{option} takes integers separated by commas, not {text!r}")
-    values = [int(t) for t in items]
+def _distinct(option: str, values: list[int]) -> list[int]:
+    """``values``, refused when one is named twice."""
     if len(set(values)) != len(values):
-        raise CliError(f"{option} names a value twice: {text}")
+        raise CliError(f"{option} names a value twice: {','.join(map(str, values))}")
     return values
 
 
@@ -251,8 +250,8 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--variants: unknown preset {v!r}; presets are: {', '.join(PRESETS)}")
     if len(set(variants)) != len(variants):
         raise CliError(f"--variants names a preset twice: {args.variants}")
-    players = _int_list("--players", args.players)
-    hands = _int_list("--hand-sizes", args.hand_sizes) if args.hand_sizes is not None else []
+    players = _distinct("--players", args.players)
+    hands = _distinct("--hand-sizes", args.hand_sizes or [])
     for v in variants:  # a RulesError names the problem
         for n in players:
             Rules.preset(v, players=n, hand_size=1)
