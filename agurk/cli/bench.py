@@ -76,7 +76,7 @@ def add_parser(sub: Any) -> None:
         help="how long to run the scalar reference (%(type)s; default: min(--seconds, 3))",
     )
     b.add_argument(
-        "--seed", metavar="S", type=SEED, default=0, help="seed of the deals and the random play (default: 0)"
+        "--seed", metavar="S", type=SEED, default=0, help="seed of the deals and the random play (%(type)s; default: 0)"
     )
     b.add_argument(
         "--json",
@@ -101,7 +101,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument(
         "--n-envs", metavar="N", type=COUNT, default=1024, help="sb3_vec_env games (%(type)s; default: 1024)"
     )
-    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (default: 0)")
+    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (%(type)s; default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object with every figure")
     b = bench_sub.add_parser(
         "search",
@@ -124,7 +124,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument(
         "--batch", metavar="B", type=COUNT, default=64, help="games per batched call (%(type)s; default: 64)"
     )
-    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (default: 0)")
+    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (%(type)s; default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     b = bench_sub.add_parser(
         "train",
@@ -143,7 +143,7 @@ def add_parser(sub: Any) -> None:
         "--seconds", metavar="S", type=POSITIVE, default=20.0, help="time per trainer (%(type)s; default: 20)"
     )
     b.add_argument("--threads", metavar="N", type=COUNT, default=1, help="torch threads (%(type)s; default: 1)")
-    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (default: 0)")
+    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (%(type)s; default: 0)")
     b.add_argument(
         "--json",
         action="store_true",
@@ -183,7 +183,7 @@ def add_parser(sub: Any) -> None:
         default=20.0,
         help="time per pure-Python configuration (%(type)s; default: 20)",
     )
-    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals (default: 0)")
+    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals (%(type)s; default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object (its last stdout line)")
 
     b = bench_sub.add_parser(
@@ -204,7 +204,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument(
         "--workers", metavar="W", type=COUNT, default=2, help="worker processes / Ray CPUs (%(type)s; default: 2)"
     )
-    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals (default: 0)")
+    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals (%(type)s; default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     _add_serve_parser(bench_sub)
 
@@ -438,13 +438,19 @@ def _add_serve_parser(bench_sub: Any) -> None:
         "--best-games", metavar="N", type=int, default=20, help="then this many against best (0: none; default: 20)"
     )
     b.add_argument(
-        "--think", metavar="S", type=arg_type(float, low=0), default=1.0, help="mean think time per move (default: 1)"
+        "--think",
+        metavar="S",
+        type=arg_type(float, low=0),
+        default=1.0,
+        help="mean think time per move (%(type)s; default: 1)",
     )
     b.add_argument(
-        "--expire", metavar="S", type=POSITIVE, default=10.0, help="finished games expire after (default: 10)"
+        "--expire", metavar="S", type=POSITIVE, default=10.0, help="finished games expire after (%(type)s; default: 10)"
     )
     b.add_argument("--seconds", metavar="S", type=POSITIVE, default=900.0, help="time limit (<= 1800; default: 900)")
-    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals and the cards (default: 0)")
+    b.add_argument(
+        "--seed", metavar="S", type=SEED, default=0, help="seed of the deals and the cards (%(type)s; default: 0)"
+    )
     b.add_argument("--json", action="store_true", help="print one JSON object")
 
 

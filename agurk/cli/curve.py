@@ -61,8 +61,12 @@ def add_parser(sub: Any) -> None:
         default=[],
         help="another run of the same rules and table, played on the same deals and drawn beside (repeatable)",
     )
-    p.add_argument("--deals", metavar="D", type=COUNT, default=200, help="duplicate deals per point (default: 200)")
-    p.add_argument("--seed", metavar="S", type=SEED, default=1, help="seed of the deals and agents (default: 1)")
+    p.add_argument(
+        "--deals", metavar="D", type=COUNT, default=200, help="duplicate deals per point (%(type)s; default: 200)"
+    )
+    p.add_argument(
+        "--seed", metavar="S", type=SEED, default=1, help="seed of the deals and agents (%(type)s; default: 1)"
+    )
     p.add_argument(
         "--players", metavar="N", type=int, default=None, help="table size (default: the run's first player count)"
     )

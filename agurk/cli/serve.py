@@ -46,18 +46,24 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         type=arg_type(int, low=1, high=65535),
         default=8000,
-        help="port to listen on (default: 8000)",
+        help="port to listen on (%(type)s; default: 8000)",
     )
-    p.add_argument("--max-games", metavar="N", type=COUNT, default=1000, help="most games kept at once (default: 1000)")
     p.add_argument(
-        "--idle-minutes", metavar="M", type=POSITIVE, default=30.0, help="forget a game idle this long (default: 30)"
+        "--max-games", metavar="N", type=COUNT, default=1000, help="most games kept at once (%(type)s; default: 1000)"
+    )
+    p.add_argument(
+        "--idle-minutes",
+        metavar="M",
+        type=POSITIVE,
+        default=30.0,
+        help="forget a game idle this long (%(type)s; default: 30)",
     )
     p.add_argument(
         "--finished-minutes",
         metavar="M",
         type=POSITIVE,
         default=10.0,
-        help="forget a finished game this long after its last request (default: 10)",
+        help="forget a finished game this long after its last request (%(type)s; default: 10)",
     )
     p.add_argument(
         "--checkpoints",

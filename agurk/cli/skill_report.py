@@ -113,9 +113,11 @@ def add_parser(sub: Any) -> None:
         metavar="D",
         type=COUNT,
         default=None,
-        help="duplicate deals per ladder agent (default: the budget's)",
+        help="duplicate deals per ladder agent (%(type)s; default: the budget's)",
     )
-    p.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of deals, agents and training (default: 0)")
+    p.add_argument(
+        "--seed", metavar="S", type=SEED, default=0, help="seed of deals, agents and training (%(type)s; default: 0)"
+    )
     p.add_argument(
         "--out",
         metavar="DIR",
