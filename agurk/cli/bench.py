@@ -497,7 +497,7 @@ def _serve(args: argparse.Namespace) -> int:
             )
             print(
                 f"     CPU per move  server {w['server_cpu_ms_per_move']} ms, "
-                f"load client {w['client_cpu_ms_per_move']} ms; the server waited {w['server_waited_s']} s"
+                f"load client {w['client_cpu_ms_per_move']} ms; the server's event loop waited {w['server_waited_s']} s"
                 " in all for a core (runnable while other processes held them)"
             )
             print(

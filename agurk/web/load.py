@@ -98,14 +98,14 @@ def cpu_s(pid: int) -> float | None:
 
 
 def waited_s(pid: int) -> float | None:
-    """Seconds process ``pid``'s threads have waited, runnable, for a core taken by others (Linux's schedstat)."""
+    """Seconds the main thread of ``pid`` has waited, runnable, for a core others held (Linux's schedstat).
+
+    The server's main thread runs its event loop and every heuristic's replies; the thread pool's
+    threads come and go, so their waits could not be told from one reading to the next.
+    """
     try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-        total = 0
-        for task in tasks:
-            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as f:
-                total += int(f.read().split()[1])
-        return total / 1e9
+        with open(f"/proc/{pid}/schedstat", encoding="ascii") as f:
+            return int(f.read().split()[1]) / 1e9
     except (OSError, ValueError, IndexError):
         return None
 
