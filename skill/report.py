@@ -2,9 +2,9 @@
 
 ``skill_report(variants, players, budget, seed, out)`` runs every preset's variant as
 :func:`skill.variant.run_variant` would, as tasks of :func:`agents.tasks.run_tasks` (local
-worker processes, or Ray tasks with ``backend=Backend("ray")``): the trainings, then one task
-per ladder agent and variant, the largest first, then each variant's statistics
-(:func:`run_jobs`), with one progress bar over the whole run, then writes into ``out``:
+worker processes, or Ray tasks with ``backend=Backend("ray")``): one task per ladder agent
+and variant (a variant that trains: one task), the largest first, then each variant's
+statistics (:func:`run_jobs`), with one progress bar over the whole run, then writes into ``out``:
 
 - ``report.json``: ``{"seed", "budget", "players", "variants": [...]}`` (variants ranked by
   ``rs_win``; see :func:`skill.variant.run_variant` for each object's keys);
@@ -34,8 +34,8 @@ from typing import Any
 
 from agents.tasks import LOCAL, Backend, TaskProgress, run_tasks
 from agents.tournament import TournamentResult
-from skill.budget import BUDGETS, FIELD, TRAIN_COST, Budget, ladder, quickstart_settings
-from skill.variant import EFFECT_KEYS, VariantJob, agent_work, play_agent, train_agent, variant_result, work
+from skill.budget import BUDGETS, FIELD, Budget, ladder, quickstart_settings
+from skill.variant import EFFECT_KEYS, VariantJob, agent_work, play_agent, run_variant, variant_result, work
 
 Monitor = Callable[[list[float], list[float], list[str]], None]
 """``monitor(units_done, units_total, stages)``: per variant, work done and to do (see
@@ -83,13 +83,19 @@ def _stage_names(job: VariantJob) -> list[str]:
     return ["waiting", "training PPO", *ladder(job.budget), "done"]
 
 
-def _train_task(progress: TaskProgress, job: VariantJob) -> None:
-    """A variant's PPO training as a task of :func:`agents.tasks.run_tasks` (it writes ``job.checkpoint_out``)."""
-    train_agent(job, lambda units, name: progress(units, 1))
+WHOLE = -1
+"""The ladder index of a task that runs its whole variant (:func:`skill.variant.run_variant`): a variant that trains."""
 
 
-def _agent_task(progress: TaskProgress, job: VariantJob, index: int) -> TournamentResult:
-    """One ladder agent's tournament of a variant as a task (its stage: the agent's)."""
+def _task(progress: TaskProgress, job: VariantJob, index: int) -> Any:
+    """A task of :func:`agents.tasks.run_tasks`: one ladder agent's tournament, or a whole variant (``WHOLE``).
+
+    A variant that trains runs whole, so its checkpoint is read where it was written (on one
+    node of a cluster); the stage reported is the agent's or the variant's.
+    """
+    if index == WHOLE:
+        names = _stage_names(job)
+        return run_variant(job, lambda units, name: progress(units, names.index(name)))
     return play_agent(job, index, lambda units, name: progress(units, 2 + index))
 
 
@@ -99,15 +105,20 @@ def _result_task(progress: TaskProgress, job: VariantJob, results: list[Tourname
 
 
 def _task_order(jobs: Sequence[VariantJob]) -> list[tuple[int, int]]:
-    """Every ``(variant, ladder agent)`` pair, the largest estimated tournament first (so the workers end together).
+    """Every task ``(variant, ladder agent or WHOLE)``, the largest estimated first (so the workers end together).
 
-    The estimate: the agent's work units (:func:`skill.variant.agent_work`) times the players and
-    the hand size (a match has more plies); only the order depends on it, never a result.
+    The estimate: the task's work units (:func:`skill.variant.agent_work`, or :func:`skill.variant.work`
+    of a whole variant) times the players and the hand size (a match has more plies); only the
+    order depends on it, never a result.
     """
-    pairs = [(i, k) for i, job in enumerate(jobs) for k in range(len(ladder(job.budget)))]
-    return sorted(
-        pairs, key=lambda ik: -agent_work(jobs[ik[0]], ik[1]) * jobs[ik[0]].players * jobs[ik[0]].rules.hand_size
-    )
+    tasks = [(i, k) for i, job in enumerate(jobs) for k in ([WHOLE] if job.trains else range(len(ladder(job.budget))))]
+
+    def cost(task: tuple[int, int]) -> float:
+        job = jobs[task[0]]
+        units = work(job) if task[1] == WHOLE else agent_work(job, task[1])
+        return units * job.players * job.rules.hand_size
+
+    return sorted(tasks, key=lambda task: -cost(task))
 
 
 def run_jobs(
@@ -115,10 +126,11 @@ def run_jobs(
 ) -> list[dict[str, Any]]:
     """Run the variants on ``backend``, ``workers`` at a time (locally: in this process when 1); results in order.
 
-    Three rounds of tasks: the PPO trainings (the variants that train), then every ladder
-    agent's tournament of every variant (:func:`_task_order`: one task each, so the workers
-    stay busy to the end), then each variant's statistics. Every task is seeded by its job
-    alone, so the results are :func:`skill.variant.run_variant`'s, whatever the order, backend or workers.
+    Two rounds of tasks: every ladder agent's tournament of every variant, one task each
+    (a variant that trains: one task for all of it), the largest first (:func:`_task_order`),
+    so the workers stay busy to the end; then each split variant's statistics. Every task is
+    seeded by its job alone, so the results are :func:`skill.variant.run_variant`'s, whatever
+    the order, backend or workers.
     """
     names = [_stage_names(job) for job in jobs]
     totals = [work(job) for job in jobs]
@@ -132,70 +144,58 @@ def run_jobs(
         job = jobs[i]
         return f"variant {job.preset} ({job.rules.players} players, {job.rules.hand_size} cards)"
 
-    common = {"initializer": _init_worker, "every": 0.5}
-    training = [i for i, job in enumerate(jobs) if job.trains]
-    trained = [0.0] * len(jobs)
-    if training:
-
-        def on_training(task_units: list[float], task_stages: list[int]) -> None:
-            for t, i in enumerate(training):
-                units[i], stages[i] = task_units[t], task_stages[t]
-            show()
-
-        run_tasks(
-            _train_task,
-            [(jobs[i],) for i in training],
-            workers,
-            backend,
-            names=[label(i) for i in training],
-            on_progress=on_training,
-            **common,
-        )
-        for i in training:
-            trained[i] = jobs[i].budget.train_steps * TRAIN_COST
     order = _task_order(jobs)
     finished = [False] * len(order)
 
-    def on_agents(task_units: list[float], task_stages: list[int]) -> None:
-        for i in range(len(jobs)):
-            units[i] = trained[i]
+    def on_progress(task_units: list[float], task_stages: list[int]) -> None:
         running: dict[int, int] = {}
+        for i in range(len(jobs)):
+            units[i] = 0.0
         for t, (i, _) in enumerate(order):
             units[i] += task_units[t]
             if task_stages[t] and not finished[t]:
                 running[i] = max(running.get(i, 0), task_stages[t])
         for i in range(len(jobs)):
-            mine = [finished[t] for t, (j, _) in enumerate(order) if j == i]
-            stages[i] = len(names[i]) - 1 if all(mine) else running.get(i, 0)
+            done = all(finished[t] for t, (j, _) in enumerate(order) if j == i)
+            stages[i] = len(names[i]) - 1 if done else running.get(i, 0)
         show()
 
-    def on_agent_done(t: int, _: Any) -> None:
+    def on_done(t: int, _: Any) -> None:
         finished[t] = True
 
+    common = {"initializer": _init_worker, "every": 0.5}
     played = run_tasks(
-        _agent_task,
+        _task,
         [(jobs[i], k) for i, k in order],
         workers,
         backend,
-        names=[f"{label(i)}, {ladder(jobs[i].budget)[k]}" for i, k in order],
-        on_progress=on_agents,
-        on_result=on_agent_done,
+        names=[label(i) if k == WHOLE else f"{label(i)}, {ladder(jobs[i].budget)[k]}" for i, k in order],
+        on_progress=on_progress,
+        on_result=on_done,
         **common,
     )
     for i in range(len(jobs)):
         units[i], stages[i] = totals[i], len(names[i]) - 1
     show()
-    by_variant: list[list[Any]] = [[None] * len(ladder(job.budget)) for job in jobs]
-    for (i, k), result in zip(order, played, strict=True):
-        by_variant[i][k] = result
-    return run_tasks(
+    results: list[Any] = [None] * len(jobs)
+    tournaments: list[list[Any]] = [[None] * len(ladder(job.budget)) for job in jobs]
+    for (i, k), value in zip(order, played, strict=True):
+        if k == WHOLE:
+            results[i] = value
+        else:
+            tournaments[i][k] = value
+    split = [i for i in range(len(jobs)) if not jobs[i].trains]
+    stats = run_tasks(
         _result_task,
-        [(job, by_variant[i]) for i, job in enumerate(jobs)],
+        [(jobs[i], tournaments[i]) for i in split],
         workers,
         backend,
-        names=[label(i) for i in range(len(jobs))],
+        names=[label(i) for i in split],
         **common,
     )
+    for i, value in zip(split, stats, strict=True):
+        results[i] = value
+    return results
 
 
 def rank(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
