@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import re
 from pathlib import Path
@@ -54,3 +55,37 @@ def test_the_rules_page_has_every_option_and_preset(hooks: ModuleType) -> None:
     page = hooks.rules_reference()
     assert all(f"| `{name}` |" in page for name in OPTION_NAMES)
     assert all(f"| `{name}` |" in page for name in PRESETS)
+
+
+def test_the_config_page_has_every_key(hooks: ModuleType) -> None:
+    from agurk_env.options import declared
+    from training.config import Config
+
+    page = hooks.config_reference()
+    for name, option in declared(Config).items():
+        if dataclasses.is_dataclass(option.type):
+            assert f"## `{name}`" in page
+            assert all(f"| `{name}.{key}` |" in page for key in declared(option.type))
+        else:
+            assert f"| `{name}` |" in page
+
+
+def _config_keys() -> set[str]:
+    """Every dotted key of a training config (``expert.init``, ``pool.self_play``...)."""
+    from agurk_env.options import declared
+    from training.config import Config
+
+    sections = {name: o.type for name, o in declared(Config).items() if dataclasses.is_dataclass(o.type)}
+    return {f"{name}.{key}" for name, cls in sections.items() for key in declared(cls)}
+
+
+def test_the_guide_copies_no_declared_option_into_a_table() -> None:
+    """Issue 23: every CLI option and config key is documented from its one declaration, the generated pages."""
+    keys = _config_keys()
+    for page in (REPO / "docs").glob("*.md"):
+        for line in page.read_text().splitlines():
+            first = re.match(r"^\| `([^`]+)`", line)
+            if first:
+                cell = first.group(1).split(",")[0].split()[0]
+                assert not cell.startswith("-"), (page.name, line)
+                assert cell not in keys, (page.name, line)
