@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import subprocess
@@ -31,7 +30,9 @@ def ray_instance():
     ray = pytest.importorskip("ray")
     for module in (sys.modules[__name__], faults):  # Ray's workers cannot import the test modules
         ray.cloudpickle.register_pickle_by_value(module)
-    ray.init(num_cpus=2, logging_level=logging.WARNING)
+    from agents.tasks.ray_executor import connect
+
+    connect(None, 2)  # as the ray backend starts a local instance
     yield ray
     ray.shutdown()
 
@@ -172,6 +173,15 @@ def _evaluate_json(tmp_path: Path, name: str, *extra: str) -> str:
     text, timings = re.subn(r'"seconds": [0-9.]+', '"seconds": 0', out.read_text())
     assert timings == 1  # the one field that is a timing, not a result
     return text
+
+
+def _niceness() -> int:
+    return os.nice(0)
+
+
+def test_a_local_ray_instance_runs_its_tasks_at_normal_priority(ray_instance) -> None:
+    """Ray's default worker niceness (15) would let every other process on a busy machine go first."""
+    assert ray_instance.get(ray_instance.remote(_niceness).remote()) == os.nice(0)
 
 
 def test_evaluate_on_ray_writes_the_same_json(ray_instance, tmp_path: Path) -> None:

@@ -25,6 +25,8 @@ CONNECT_SECONDS = 10.0
 """Seconds to wait for a cluster's address to answer before giving up (``ray.init`` itself would wait for minutes)."""
 INIT_SECONDS = 60.0
 """Seconds a connection to a cluster that answers may take before it is given up."""
+WORKER_NICENESS = "0"
+"""Niceness of a local instance's workers (Ray's default, 15, lets every other process on a busy machine go first)."""
 
 
 def _check_reachable(address: str) -> None:
@@ -69,6 +71,7 @@ def connect(address: str | None, workers: int) -> None:
         return
     try:
         if address is None:
+            os.environ.setdefault("RAY_worker_niceness", WORKER_NICENESS)  # read by the raylet ray.init starts
             ray.init(num_cpus=workers, logging_level=logging.WARNING)
         else:
             _check_reachable(address)
