@@ -54,7 +54,10 @@ def test_zoo_plays_the_policy_trained_for_the_rules_in_play() -> None:
         assert why is None and torch.load(zoo.path_of(name), weights_only=True)["config"]["preset"] == preset
     assert zoo.preset_of(Rules.preset("standard", limit=99)) is None
     agent = make_agent("zoo", seed=0, seat=0)
-    assert agent.policy(Rules.preset("swedish", players=3)) is agent.policy(Rules.preset("swedish"))
+    assert zoo.choose(Rules.preset("swedish")) == ("swedish-4p", None)  # the policy of exactly this table
+    assert zoo.choose(Rules.preset("swedish", players=3)) == ("swedish", None)  # the generalist elsewhere
+    assert agent.policy(Rules.preset("swedish", players=3)) is agent.policy(Rules.preset("swedish", players=5))
+    assert agent.policy(Rules.preset("swedish")) is not agent.policy(Rules.preset("swedish", players=3))
     assert agent.policy(Rules.preset("swedish")) is not agent.policy(Rules.preset("standard"))
 
 
