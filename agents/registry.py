@@ -269,13 +269,19 @@ def make_agent(spec: str, seed: int, seat: int) -> Agent:
     return kind.factory(spec.strip(), arg, np.random.default_rng([seed, seat]))
 
 
+def split_specs(spec_string: str) -> list[str]:
+    """``"SPEC,SPEC,..."`` to its stripped specs; raise :class:`AgentSpecError` for an empty one."""
+    specs = declared_options.split_list(spec_string)
+    if any(not s for s in specs):
+        raise AgentSpecError(f"empty agent spec in {spec_string!r}; known agents: {known()}")
+    return specs
+
+
 def make_agents(spec_string: str, players: int, seed: int) -> list[Agent]:
     """One agent per seat from ``"SPEC"`` (every seat) or ``"SPEC,SPEC,..."`` (one per seat)."""
     if seed < 0:
         raise AgentSpecError(f"seed must be >= 0, not {seed}")
-    specs = declared_options.split_list(spec_string)
-    if any(not s for s in specs):
-        raise AgentSpecError(f"empty agent spec in {spec_string!r}; known agents: {known()}")
+    specs = split_specs(spec_string)
     if len(specs) == 1:
         specs = specs * players
     elif len(specs) != players:
@@ -304,7 +310,7 @@ def opponents(spec_string: str, players: int) -> Callable[[int], list[Agent]]:
     agent of the ``r``-th seat after the learner draws from ``default_rng([seed, r])``;
     one spec for every seat gives one agent object for all of them.
     """
-    specs = declared_options.split_list(spec_string)
+    specs = split_specs(spec_string)
     if len(specs) not in (1, players - 1):
         raise AgentSpecError(
             f"give one opponent spec or {players - 1} (one per other seat), not {len(specs)}: {spec_string!r}"

@@ -40,14 +40,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.registry import introduce, make_agent
+from agents.registry import introduce, make_agent, split_specs
 from agents.seatings import SEATINGS, Entry, Seating, Seatings, seatings
 from agents.tasks import LOCAL, Backend, TaskProgress, run_tasks
 from agents.tournament_stats import UNITS, EntryStats, SeatStats, Unit, places, round_places, summarize
 from agurk_env import engine
 from agurk_env.agent import Agent
 from agurk_env.matches import DEFAULT_BATCH, play_matches
-from agurk_env.options import split_list
 from agurk_env.rules import Rules, check_choice
 
 
@@ -178,10 +177,8 @@ class TournamentResult:
 
 
 def parse_entries(spec_string: str, players: int) -> list[str]:
-    """Split ``SPEC,SPEC,...``; raise ``ValueError`` unless there is exactly one non-empty spec per seat."""
-    specs = split_list(spec_string)
-    if any(not s for s in specs):
-        raise ValueError(f"empty agent spec in {spec_string!r}")
+    """Split ``SPEC,SPEC,...``: ``AgentSpecError`` for an empty spec, ``ValueError`` unless one spec per seat."""
+    specs = split_specs(spec_string)
     if len(specs) != players:
         raise ValueError(f"--agents needs exactly one spec per seat: {len(specs)} given for {players} players")
     return specs

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import AGENTS, AgentSpecError, describe, make_agents, register
+from agents import AGENTS, AgentSpecError, describe, make_agents, opponents, register
+from agents.tournament import parse_entries
 from agurk_env import engine
 from agurk_env.agent import Agent, Decision, RandomAgent, act_seats
 from agurk_env.engine import random_legal
@@ -109,6 +110,16 @@ def test_make_agents_errors(spec: str, players: int, message: str) -> None:
     with pytest.raises(AgentSpecError, match=message) as info:
         make_agents(spec, players, seed=0)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "split",
+    [lambda s: make_agents(s, 3, seed=0), lambda s: opponents(s, 4), lambda s: parse_entries(s, 3)],
+    ids=["make_agents", "opponents", "parse_entries"],
+)
+def test_every_spec_list_refuses_an_empty_spec_alike(split) -> None:
+    with pytest.raises(AgentSpecError, match=r"^empty agent spec in 'random,,random'; known agents: random"):
+        split("random,,random")
 
 
 def test_registry_takes_new_kinds() -> None:
