@@ -31,11 +31,12 @@ def test_twenty_concurrent_games_end_without_an_error_and_expire() -> None:
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["--games", "0"], "--games must be 1..1000"),
-        (["--games", "5000"], "--games must be 1..1000"),
-        (["--seconds", "99999"], "--seconds must be <= 1800"),
+        (["--games", "0"], "argument --games: must be an integer 1..1000, not '0'"),
+        (["--games", "5000"], "argument --games: must be an integer 1..1000, not '5000'"),
+        (["--best-games", "-1"], "argument --best-games: must be an integer 0..1000, not '-1'"),
+        (["--seconds", "99999"], "argument --seconds: must be a number in (0, 1800], not '99999'"),
         (["--expire", "0"], "argument --expire: must be a number > 0"),
-        (["--seconds", "0"], "argument --seconds: must be a number > 0"),
+        (["--seconds", "0"], "argument --seconds: must be a number in (0, 1800], not '0'"),
         (["--think", "-1"], "argument --think: must be a number >= 0"),
         (["--opponents", "nobody"], "unknown agent 'nobody'"),
         (["--set", "players=1"], "players"),
@@ -43,4 +44,5 @@ def test_twenty_concurrent_games_end_without_an_error_and_expire() -> None:
 )
 def test_bench_serve_refuses_bad_options(args: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["bench", "serve", *args]) == 2
-    assert says in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("agurk: error: ") and err.count("\n") == 1 and says in err

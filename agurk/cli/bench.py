@@ -21,6 +21,7 @@ from agurk.cli.common import (
     resolve_rules,
     rules_label,
 )
+from agurk.web import MAX_GAMES, MAX_SECONDS
 
 
 def add_parser(sub: Any) -> None:
@@ -433,10 +434,20 @@ def _add_serve_parser(bench_sub: Any) -> None:
         epilog="examples:\n  agurk bench serve\n  agurk bench serve --games 20 --best-games 0 --think 0.1 --json",
     )
     add_rules_options(b)
-    b.add_argument("--games", metavar="N", type=int, default=200, help="concurrent games (1..1000; default: 200)")
+    b.add_argument(
+        "--games",
+        metavar="N",
+        type=arg_type(int, low=1, high=MAX_GAMES),
+        default=200,
+        help="concurrent games (%(type)s; default: 200)",
+    )
     b.add_argument("--opponents", metavar="SPEC", default="guard", help="their opponents (default: guard)")
     b.add_argument(
-        "--best-games", metavar="N", type=int, default=20, help="then this many against best (0: none; default: 20)"
+        "--best-games",
+        metavar="N",
+        type=arg_type(int, low=0, high=MAX_GAMES),
+        default=20,
+        help="then this many against best (%(type)s, 0: none; default: 20)",
     )
     b.add_argument(
         "--think",
@@ -448,7 +459,13 @@ def _add_serve_parser(bench_sub: Any) -> None:
     b.add_argument(
         "--expire", metavar="S", type=POSITIVE, default=10.0, help="finished games expire after (%(type)s; default: 10)"
     )
-    b.add_argument("--seconds", metavar="S", type=POSITIVE, default=900.0, help="time limit (<= 1800; default: 900)")
+    b.add_argument(
+        "--seconds",
+        metavar="S",
+        type=arg_type(float, above=0, high=MAX_SECONDS),
+        default=900.0,
+        help="time limit (%(type)s; default: 900)",
+    )
     b.add_argument(
         "--seed", metavar="S", type=SEED, default=0, help="seed of the deals and the cards (%(type)s; default: 0)"
     )
@@ -460,12 +477,8 @@ def _serve(args: argparse.Namespace) -> int:
     from agurk.cli.serve import require_web
 
     require_web("agurk bench serve")
-    from agurk.web.load import MAX_GAMES, MAX_SECONDS, Wave, run_load
+    from agurk.web.load import Wave, run_load
 
-    if not 1 <= args.games <= MAX_GAMES or not 0 <= args.best_games <= MAX_GAMES:
-        raise CliError(f"--games must be 1..{MAX_GAMES} and --best-games 0..{MAX_GAMES}")
-    if args.seconds > MAX_SECONDS:
-        raise CliError(f"--seconds must be <= {MAX_SECONDS:g}, not {args.seconds:g}")
     resolve_rules(args.rules, args.set)  # a bad table is refused here, in one line
     from agents.registry import AgentSpecError, parse_spec
 

@@ -6,3 +6,8 @@ see), :mod:`agurk.web.store` keeps the games of every user with their tokens and
 app (Starlette) with its JSON API and the page in ``static/``, and :mod:`agurk.web.load`
 plays many games over loopback HTTP (``agurk bench serve``). Every rule comes from the engine.
 """
+
+MAX_GAMES = 1000
+"""Most concurrent games one wave of :mod:`agurk.web.load` may play (``agurk bench serve --games``)."""
+MAX_SECONDS = 1800.0
+"""Most seconds a whole load test of :mod:`agurk.web.load` may take (``agurk bench serve --seconds``)."""

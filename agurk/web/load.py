@@ -25,14 +25,11 @@ import numpy as np
 
 from agurk.cli.common import resolve_rules
 from agurk.replay import parse_record
+from agurk.web import MAX_GAMES, MAX_SECONDS
 from agurk.web.session import Session
 
 HOST = "127.0.0.1"
 """The only address the load test talks to."""
-MAX_GAMES = 1000
-"""Most concurrent games one wave may play."""
-MAX_SECONDS = 1800.0
-"""Most seconds a whole load test may take."""
 KEEPALIVE_S = 2.0
 """Seconds the client keeps an idle connection (under the server's keep-alive timeout)."""
 
