@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.fit import check_fit
 from agents.heuristics import Heuristic
 from agents.registry import AgentSpecError, make_agent, make_agents
 from agurk.play import PlayError, legal_reason, seat_specs, sorted_hand
@@ -55,6 +56,7 @@ class Session:
             else:
                 self.specs = seat_specs(opponents, rules.players, seat)
                 self.agents = {s: make_agent(spec, seed, s) for s, spec in enumerate(self.specs) if s != seat}
+            check_fit(self.agents.values(), rules)  # a policy without the rules' cards is refused now, not mid-game
         except (AgentSpecError, PlayError) as e:
             raise WebError(400, str(e).replace("--seat", "seat")) from None
         self.names = [f"P{s} you" if s == seat else f"P{s} {spec}" for s, spec in enumerate(self.specs)]
