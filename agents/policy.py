@@ -167,6 +167,9 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             f"checkpoint {str(path)!r} expects observations of size {data.get('obs_size')}, "
             f"but the observation has {observation.SIZE}"
         )
+    for meta in (data, data.get("config")):
+        if isinstance(meta, dict) and meta.get("algo") == "fast":
+            meta["algo"] = "ppo"  # written before the PPO trainer's ``algo: fast`` was renamed ``algo: ppo``
     return data
 
 

@@ -49,6 +49,8 @@ class Bounds:
     """The word that stands for ``None`` (``auto``, ``all``) in text and in the docs."""
     flag: tuple[str, str] = ("true", "false")
     """How a ``bool`` is written in the docs and messages (``("on", "off")``); every word of both is read."""
+    renamed: tuple[tuple[str, str], ...] = ()
+    """Old values and their new names (``(("fast", "ppo"),)``): still refused, the error names the new one."""
 
 
 def option(
@@ -60,9 +62,10 @@ def option(
     below: float | None = None,
     none: str | None = None,
     flag: tuple[str, str] = ("true", "false"),
+    renamed: Mapping[str, str] | None = None,
 ) -> Any:
     """A dataclass field with bounds (a list or dict default is copied for every instance)."""
-    bounds = Bounds(low, high, above, below, none, flag)
+    bounds = Bounds(low, high, above, below, none, flag, tuple((renamed or {}).items()))
     if isinstance(default, list | dict):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"option": bounds})
     return dataclasses.field(default=default, metadata={"option": bounds})
@@ -132,7 +135,9 @@ class Option:
         try:
             result = _convert(_base(self.type), value, key)
         except _Bad:
-            raise OptionError(f"{key} must be {self.what()}, not {value!r}") from None
+            now = dict(self.bounds.renamed).get(value) if isinstance(value, str) else None
+            hint = f" ({value!r} is now {now!r})" if now else ""
+            raise OptionError(f"{key} must be {self.what()}, not {value!r}{hint}") from None
         for number in _numbers(result):
             if not _within(number, self.bounds):
                 raise OptionError(f"{key} must be {self.what()}, not {value!r}")

@@ -165,6 +165,7 @@ def test_masked_log_softmax_gives_illegal_cards_zero_probability() -> None:
         ({"pool": {"win_rate_decay": 1}}, r"pool.win_rate_decay must be a number in \[0, 1\)"),
         ({"critic": "oracle"}, "critic must be one of shared, full_info, not 'oracle'"),
         ({"algo": "sb3", "critic": "full_info"}, "critic must be shared with algo: sb3"),
+        ({"algo": "fast"}, r"^algo must be one of ppo, sb3, expert, not 'fast' \('fast' is now 'ppo'\)$"),
     ],
 )
 def test_bad_configs_are_refused_in_one_line_naming_the_key(data: dict, message: str) -> None:
@@ -347,7 +348,7 @@ def test_corrupt_missing_and_mismatched_checkpoints_give_one_line_errors(
     err = capsys.readouterr().err.strip()
     assert "the config does not match the run: network" in err and "\n" not in err
     assert main(["train", str(config), "--resume", str(run), "--set", "algo=sb3"]) == 2
-    assert "was trained with algo 'fast'" in capsys.readouterr().err
+    assert "was trained with algo 'ppo'" in capsys.readouterr().err
     assert main(["train", str(tmp_path / "nope.yaml")]) == 2
     assert "cannot read config" in capsys.readouterr().err
     assert main(["train", str(config), "--set", "pool.agents={nobody: 1}"]) == 2
@@ -461,6 +462,25 @@ def test_a_checkpoint_from_before_the_critic_key_still_plays_and_resumes(tiny_ru
     assert trainer.learner.critic is None and trainer.global_step == data["global_step"]
     assert main(["train", "--resume", str(run), "--set", "total_steps=2000", "-q"]) == 0
     assert load_checkpoint(run / "checkpoints" / "latest.pt")["global_step"] >= 2000
+
+
+def test_a_run_from_before_algo_ppo_reads_as_ppo_and_resumes_with_it(
+    tiny_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "old"
+    (run / "checkpoints").mkdir(parents=True)
+    data = load_checkpoint(tiny_run / "checkpoints" / "latest.pt")
+    data["algo"] = data["config"]["algo"] = "fast"  # the PPO trainer's name before algo: ppo
+    torch.save(data, run / "checkpoints" / "latest.pt")
+    (run / "config.yaml").write_text(yaml.safe_dump(data["config"]))
+    old = load_checkpoint(run / "checkpoints" / "latest.pt")
+    assert old["algo"] == old["config"]["algo"] == "ppo"
+    assert main(["train", "--resume", str(run), "--set", "total_steps=2000", "-q"]) == 2  # its config.yaml: fast
+    err = capsys.readouterr().err.strip()
+    assert err == "agurk: error: algo must be one of ppo, sb3, expert, not 'fast' ('fast' is now 'ppo')", err
+    assert main(["train", "--resume", str(run), "--set", "algo=ppo", "--set", "total_steps=2000", "-q"]) == 0
+    assert load_checkpoint(run / "checkpoints" / "latest.pt")["global_step"] >= 2000
+    assert yaml.safe_load((run / "config.yaml").read_text())["algo"] == "ppo"  # once: the folder now says ppo
 
 
 @pytest.mark.slow

@@ -22,10 +22,10 @@ from agurk_env.options import OptionError, build, option, split_assignment
 from agurk_env.rewards import Episode
 from agurk_env.rules import PRESETS, Rules, RulesError
 
-Algo = Literal["fast", "sb3", "expert"]
-"""The trainers: the fast batched-engine PPO, or sb3-contrib's MaskablePPO."""
+Algo = Literal["ppo", "sb3", "expert"]
+"""The trainers: PPO on the batched engine, sb3-contrib's MaskablePPO, or expert iteration."""
 Critic = Literal["shared", "full_info"]
-"""The fast trainer's value function: a head on the policy's trunk, or a network of its own on the full state."""
+"""The PPO trainer's value function: a head on the policy's trunk, or a network of its own on the full state."""
 
 
 class ConfigError(OptionError):
@@ -125,8 +125,8 @@ class ExpertConfig:
 class Config:
     """One training run (``agurk train CONFIG.yaml``): game, episodes, opponents, PPO and logging."""
 
-    algo: Algo = "fast"
-    """``fast``: masked PPO on the batched engine (training/ppo.py); ``sb3``: MaskablePPO on ``sb3_vec_env``."""
+    algo: Algo = option("ppo", renamed={"fast": "ppo"})
+    """``ppo``: PPO on the batched engine (training/ppo.py); ``sb3``: MaskablePPO; ``expert``: expert iteration."""
     seed: int = option(1, low=0)
     """Seed of the deals, the pool draws and torch."""
     preset: str = "standard"

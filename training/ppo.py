@@ -608,7 +608,7 @@ def train(
 
 
 class PPOTrainer:
-    """The PPO trainer (``algo: fast``) behind ``agurk train``: :func:`train` with checkpoints and a schedule."""
+    """The PPO trainer (``algo: ppo``) behind ``agurk train``: :func:`train` with checkpoints and a schedule."""
 
     def __init__(self, cfg: Config, resume: dict[str, Any] | None = None) -> None:
         self.cfg = cfg
@@ -633,7 +633,7 @@ class PPOTrainer:
     def save(self, path: Path, best_score: float) -> None:
         """Write the checkpoint (network, optimizer, pool, counters) atomically to ``path``."""
         self.learner.best_score = best_score
-        save_checkpoint(path, self.learner.net, algo="fast", config=config_to_dict(self.cfg), **self.learner.state())
+        save_checkpoint(path, self.learner.net, algo="ppo", config=config_to_dict(self.cfg), **self.learner.state())
 
     def train(self, schedule: UpdateSink) -> None:
         """Train to ``total_steps``; ``schedule.after_update`` logs, checkpoints and evaluates."""

@@ -115,7 +115,7 @@ def resume_checkpoint(resume: str, cfg: Config, new_game: bool = False) -> Resum
     if "global_step" not in data:
         raise CheckpointError(f"checkpoint {str(path)!r} has no training state to resume from")
     fatal = []
-    algo = data.get("algo", "fast")
+    algo = data.get("algo", "ppo")
     if algo != cfg.algo:
         fatal.append(f"algo: the run was trained with algo {algo!r}, the config says {cfg.algo!r}")
     actions = max(r.num_actions for r in cfg.rule_sets())
@@ -125,10 +125,10 @@ def resume_checkpoint(resume: str, cfg: Config, new_game: bool = False) -> Resum
             f"the config needs hidden {cfg.hidden} and {actions} actions"
         )
     critic = "full_info" if "state_critic" in data else "shared"  # a checkpoint from before the key: shared
-    if algo == cfg.algo == "fast" and critic != cfg.critic:
+    if algo == cfg.algo == "ppo" and critic != cfg.critic:
         fatal.append(f"critic: the run was trained with critic {critic!r}, the config says {cfg.critic!r}")
     pool = data.get("pool")
-    if algo == cfg.algo == "fast" and isinstance(pool, dict) and "specs" in pool and "nets" in pool:
+    if algo == cfg.algo == "ppo" and isinstance(pool, dict) and "specs" in pool and "nets" in pool:
         specs, slots = list(pool["specs"]), len(pool["nets"])
         if specs != list(cfg.pool.agents) or slots != cfg.pool.max_snapshots:
             fatal.append(

@@ -1,13 +1,13 @@
 """The ``algo: sb3`` route: sb3-contrib's MaskablePPO on :func:`agurk_env.single_agent.sb3_vec_env`.
 
-The same network as the fast trainer (:class:`agents.policy.PolicyNet`: the shared
+The same network as the PPO trainer (:class:`agents.policy.PolicyNet`: the shared
 :class:`~agents.policy.Trunk` as SB3's features extractor, linear policy and value heads,
 SB3's orthogonal initialization), the same config keys where they apply, and the same run
-folder: ``checkpoints/latest.pt`` and ``best.pt`` hold the network in the fast trainer's
+folder: ``checkpoints/latest.pt`` and ``best.pt`` hold the network in the PPO trainer's
 format (so ``ppo:PATH`` plays them), plus ``checkpoints/latest.sb3.zip``, the SB3 model
 that ``--resume`` continues.
 
-What differs from the fast trainer: one learner seat per game (drawn per match), and the
+What differs from the PPO trainer: one learner seat per game (drawn per match), and the
 opponents in every other seat are the ``pool.agents`` spec with the largest share
 (``self_play`` and ``snapshots`` do not apply); the rewards are the environment's
 (``episode: round``: ``-penalty / limit``; ``episode: match``: the placement only).
@@ -38,7 +38,7 @@ def _extractor_class() -> type:
     from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
     class TrunkExtractor(BaseFeaturesExtractor):
-        """The fast trainer's shared MLP trunk, as SB3's features extractor."""
+        """The PPO trainer's shared MLP trunk, as SB3's features extractor."""
 
         def __init__(self, observation_space: Any, hidden: list[int]) -> None:
             trunk = Trunk(observation_space.shape[0], hidden)
@@ -58,7 +58,7 @@ def opponents_of(cfg: Config) -> str:
 
 
 def make_model(cfg: Config, venv: Any) -> Any:
-    """A MaskablePPO with the fast trainer's network and PPO settings."""
+    """A MaskablePPO with the PPO trainer's network and PPO settings."""
     from sb3_contrib import MaskablePPO
 
     lr = cfg.learning_rate

@@ -72,7 +72,7 @@ def catalogue() -> tuple[Shipped, ...]:
     """Every shipped policy, sorted by name (each file read once)."""
     out = []
     for path in sorted(ZOO.glob("*.pt")):
-        data = torch.load(path, map_location="cpu", weights_only=True)
+        data = load_checkpoint(path)
         cfg = data.get("config") or {}
         preset = cfg.get("preset", path.stem)
         base = Rules.preset(preset, **cfg.get("rules", {}))
@@ -80,7 +80,7 @@ def catalogue() -> tuple[Shipped, ...]:
         info = {
             "decisions": int(data.get("global_step", 0)),
             "hidden": [int(h) for h in data["hidden"]],
-            "algo": cfg.get("algo", "fast"),
+            "algo": cfg.get("algo", "ppo"),
             "episode": cfg.get("episode", "round"),
             "train_seconds": data.get("train_seconds"),
             "strength": data.get("strength"),

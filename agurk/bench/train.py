@@ -1,12 +1,12 @@
-"""``agurk bench train``: learner decisions per second of the fast trainer beside the SB3 route.
+"""``agurk bench train``: learner decisions per second of the PPO trainer beside the SB3 route.
 
 A decision is one card chosen by the learner and trained on. Each trainer runs one
 warm-up update, then whole updates (collect and train) for about ``seconds``; its rate is
 the decisions of those updates over their wall time. Same network (:class:`PolicyNet`,
 hidden ``[128, 128]``), same PPO settings, same process, standard rules, 4 players:
 
-- ``decisions_per_s``: the fast trainer in self-play (every seat is the learner);
-- ``fast_same_opponents_decisions_per_s``: the fast trainer, one learner seat against
+- ``decisions_per_s``: the PPO trainer in self-play (every seat is the learner);
+- ``ppo_same_opponents_decisions_per_s``: the PPO trainer, one learner seat against
   random opponents (what the SB3 route does);
 - ``sb3_decisions_per_s``: MaskablePPO on ``sb3_vec_env`` against random opponents.
 """
@@ -42,8 +42,8 @@ def bench_config(threads: int, seed: int, **changes: Any) -> Config:
     return config_from_dict(data)
 
 
-def _fast_rate(cfg: Config, seconds: float) -> dict[str, float]:
-    """Decisions per second of the fast trainer over whole updates after a warm-up update."""
+def _ppo_rate(cfg: Config, seconds: float) -> dict[str, float]:
+    """Decisions per second of the PPO trainer over whole updates after a warm-up update."""
     from training.ppo import Learner
 
     learner = Learner(cfg)
@@ -88,15 +88,15 @@ def bench_train(seconds: float = 20.0, threads: int = 1, seed: int = 0) -> dict[
     from agurk_env import observation
 
     cfg = bench_config(threads, seed, pool={"self_play": 1.0, "snapshots": 0, "agents": {}})
-    self_play = _fast_rate(cfg, seconds)
+    self_play = _ppo_rate(cfg, seconds)
     solo = {"self_play": 0.0, "snapshots": 0.0, "agents": {OPPONENTS: 1.0}}
-    same = _fast_rate(bench_config(threads, seed, pool=solo), seconds)
+    same = _ppo_rate(bench_config(threads, seed, pool=solo), seconds)
     sb3 = _sb3_rate(bench_config(threads, seed, algo="sb3", pool=solo), seconds)
     return {
         "bench": "train",
         "decisions_per_s": self_play["decisions_per_s"],
         "sb3_decisions_per_s": sb3["decisions_per_s"],
-        "fast_same_opponents_decisions_per_s": same["decisions_per_s"],
+        "ppo_same_opponents_decisions_per_s": same["decisions_per_s"],
         "ratio": self_play["decisions_per_s"] / sb3["decisions_per_s"],
         "ratio_same_opponents": same["decisions_per_s"] / sb3["decisions_per_s"],
         "opponents": OPPONENTS,
@@ -104,8 +104,8 @@ def bench_train(seconds: float = 20.0, threads: int = 1, seed: int = 0) -> dict[
         "threads": threads,
         "rollout": f"{cfg.num_envs} games x {cfg.num_steps} steps, {cfg.update_epochs} epoch(s), "
         f"minibatch {cfg.minibatch_size}",
-        "fast": self_play,
-        "fast_same_opponents": same,
+        "ppo": self_play,
+        "ppo_same_opponents": same,
         "sb3": sb3,
         "torch": torch.__version__,
         "python": platform.python_version(),

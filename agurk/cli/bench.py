@@ -129,10 +129,10 @@ def add_parser(sub: Any) -> None:
     b.add_argument("--json", action="store_true", help="print one JSON object")
     b = bench_sub.add_parser(
         "train",
-        help="learner decisions per second: fast PPO trainer vs SB3 MaskablePPO, same network",
+        help="learner decisions per second: the PPO trainer vs SB3 MaskablePPO, same network",
         formatter_class=Formatter,
         description=(
-            "Trains for about --seconds each, in this process: the fast trainer (training/ppo.py) in\n"
+            "Trains for about --seconds each, in this process: the PPO trainer (training/ppo.py) in\n"
             "self-play and against random opponents, then sb3-contrib's MaskablePPO on sb3_vec_env\n"
             "against random opponents, all with the same network (MLP 362-128-128, linear heads) and\n"
             "PPO settings (the quickstart's). A decision is one card chosen by the learner, collected and trained on;\n"
@@ -329,7 +329,7 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    """Learner decisions per second: the fast trainer beside the SB3 route, same network, same run."""
+    """Learner decisions per second: the PPO trainer beside the SB3 route, same network, same run."""
     from agurk.cli.common import SB3_NEEDS, require_rl
 
     require_rl("agurk bench train", (("torch", "torch"), *SB3_NEEDS))
@@ -342,14 +342,14 @@ def _train(args: argparse.Namespace) -> int:
         return 0
     print(f"network    {result['network']}, {result['threads']} torch thread(s), standard rules, 4 players")
     for key, label in (
-        ("decisions_per_s", "fast (self-play)"),
-        ("fast_same_opponents_decisions_per_s", f"fast (vs {result['opponents']})"),
+        ("decisions_per_s", "PPO (self-play)"),
+        ("ppo_same_opponents_decisions_per_s", f"PPO (vs {result['opponents']})"),
         ("sb3_decisions_per_s", f"SB3 (vs {result['opponents']})"),
     ):
         print(f"{label:<22} {result[key]:>12,.0f} decisions/s")
-    print(f"{'ratio':<22} {result['ratio']:>12.1f}x  fast self-play / SB3")
+    print(f"{'ratio':<22} {result['ratio']:>12.1f}x  PPO self-play / SB3")
     same = result["ratio_same_opponents"]
-    print(f"{'ratio, same opponents':<22} {same:>12.1f}x  fast / SB3, both vs {result['opponents']}")
+    print(f"{'ratio, same opponents':<22} {same:>12.1f}x  PPO / SB3, both vs {result['opponents']}")
     return 0
 
 
