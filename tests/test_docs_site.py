@@ -94,7 +94,5 @@ def test_the_guide_copies_no_declared_option_into_a_table() -> None:
 def test_the_guide_restates_no_usage_synopsis() -> None:
     """Issue 23: a command's options are in its ``--help`` and the generated CLI reference, not copied into a guide."""
     for page in (REPO / "docs").glob("*.md"):
-        if page.name == "training.md":  # its synopsis goes with the trainer's rename (algo: ppo), another change
-            continue
         for line in page.read_text().splitlines():
             assert not re.search(r"\bagurk [^`]*\[--?\w", line), (page.name, line)
