@@ -33,6 +33,9 @@ DEFAULT_EVAL_BATCH = 4096
 
 def add_parser(sub: Any) -> None:
     """Register ``agurk evaluate`` on the subcommands ``sub``."""
+    from agents.seatings import SEATINGS
+    from agents.tournament_stats import UNITS
+
     p = sub.add_parser(
         "evaluate",
         help="duplicate-deal tournament: win rates, penalties, last tricks and ratings with 95%% CIs",
@@ -118,14 +121,14 @@ def add_parser(sub: Any) -> None:
     add_backend_options(p)
     p.add_argument(
         "--unit",
-        choices=("match", "round"),
+        choices=UNITS,
         default="match",
         help="what the win rate and rating score: whole matches (default) or single rounds; the agents play the "
         "same matches either way",
     )
     p.add_argument(
         "--seating",
-        choices=("auto", "permutations", "balanced", "cyclic"),
+        choices=SEATINGS,
         default="auto",
         help="the tables each deal is played at (see above; default: auto)",
     )
