@@ -251,7 +251,7 @@ def play_table(
     return seat_stats(rules, agents, deals, seed, batch=batch, progress=progress)
 
 
-def _table_task(
+def play_planned(
     progress: TaskProgress,
     rules: Rules,
     packed: bytes,
@@ -261,7 +261,7 @@ def _table_task(
     seed: int,
     batch: int,
 ) -> SeatStats:
-    """One table as a task of :func:`agents.tasks.run_tasks`: a fresh copy of the entries plays it."""
+    """One table of a :class:`TournamentPlan` as a task: fresh copies of the entries play it."""
     try:
         entries = pickle.loads(packed)
     except (AttributeError, ImportError) as err:
@@ -275,6 +275,71 @@ def _table_task(
 PARALLEL_MIN_MATCHES = 4000
 """Tournaments with fewer matches than this (deals x players) run in one process on the local backend, whatever
 ``workers``."""
+
+
+@dataclass
+class TournamentPlan:
+    """A tournament laid out as tasks, one per table (:func:`plan_tournament`); :meth:`result` sums them up."""
+
+    rules: Rules
+    labels: list[str]
+    seed: int
+    deals: int
+    batch: int
+    resamples: int
+    unit: Unit
+    design: Seatings
+    tasks: list[tuple[Any, ...]]
+    """Per table, the arguments of :func:`play_planned` after ``progress``."""
+
+    @property
+    def names(self) -> list[str]:
+        """Per table, what its task is called in errors and progress."""
+        return [
+            f"tournament table {t} (seats: {', '.join(self.labels[i] for i in table)})"
+            for t, table in enumerate(self.design.tables)
+        ]
+
+    def result(self, tables: list[SeatStats]) -> TournamentResult:
+        """The finished tournament from every table's numbers (in table order)."""
+        result = TournamentResult(
+            self.rules,
+            self.labels,
+            self.seed,
+            self.deals,
+            self.batch,
+            self.resamples,
+            self.unit,
+            [],
+            self.design,
+            tables,
+        )
+        result.entries = summarize(self.labels, result.by_seating, self.seed, self.resamples, self.unit)
+        return result
+
+
+def plan_tournament(
+    rules: Rules,
+    specs: Sequence[Entry],
+    deals: int,
+    seed: int,
+    batch: int = DEFAULT_BATCH,
+    resamples: int = 1000,
+    unit: Unit = "match",
+    seating: Seating = "auto",
+) -> TournamentPlan:
+    """Check the settings and lay :func:`tournament` out as one task per table (run them with :func:`play_planned`)."""
+    check_choice("unit", unit, UNITS)
+    check_choice("seating", seating, SEATINGS)
+    if deals < 1 or resamples < 1 or seed < 0:
+        raise ValueError(f"deals and resamples must be >= 1 and seed >= 0, not {deals}, {resamples} and {seed}")
+    packed = pack_entries(specs, rules.players, seed)
+    design = seatings(specs, seating)
+    n = len(design.tables)
+    tasks = [
+        (rules, packed, table, agent_seed(seed, n, t), deals, seed, batch) for t, table in enumerate(design.tables)
+    ]
+    return TournamentPlan(rules, [label(entry) for entry in specs], seed, deals, batch, resamples, unit, design, tasks)
 
 
 def tournament(
@@ -307,30 +372,18 @@ def tournament(
     every retry raises :class:`agents.tasks.TaskError`. Entries are checked
     (``agents.registry.AgentSpecError`` for a bad spec) before anything is played.
     """
-    p = rules.players
-    check_choice("unit", unit, UNITS)
-    check_choice("seating", seating, SEATINGS)
-    if deals < 1 or resamples < 1 or workers < 1 or seed < 0:
-        raise ValueError(
-            f"deals, resamples and workers must be >= 1 and seed >= 0, not {deals}, {resamples}, {workers} and {seed}"
-        )
-    packed = pack_entries(specs, p, seed)
-    labels = [label(entry) for entry in specs]
-    design = seatings(specs, seating)
-    n = len(design.tables)
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, not {workers}")
+    plan = plan_tournament(rules, specs, deals, seed, batch, resamples, unit, seating)
+    n = len(plan.tasks)
     if backend.kind == "local" and deals * n < PARALLEL_MIN_MATCHES:
         workers = 1
     tables = run_tasks(
-        _table_task,
-        [(rules, packed, table, agent_seed(seed, n, t), deals, seed, batch) for t, table in enumerate(design.tables)],
+        play_planned,
+        plan.tasks,
         min(workers, n),
         backend,
-        names=[
-            f"tournament table {t} (seats: {', '.join(labels[i] for i in table)})"
-            for t, table in enumerate(design.tables)
-        ],
+        names=plan.names,
         on_progress=None if progress is None else (lambda units, stages: progress(int(sum(units)))),
     )
-    result = TournamentResult(rules, labels, seed, deals, batch, resamples, unit, [], design, tables)
-    result.entries = summarize(labels, result.by_seating, seed, resamples, unit)
-    return result
+    return plan.result(tables)

@@ -2,8 +2,8 @@
 
 ``skill_report(variants, players, budget, seed, out)`` runs every preset's variant as
 :func:`skill.variant.run_variant` would, as tasks of :func:`agents.tasks.run_tasks` (local
-worker processes, or Ray tasks with ``backend=Backend("ray")``): one task per ladder agent
-and variant (a variant that trains: one task), the largest first, then each variant's
+worker processes, or Ray tasks with ``backend=Backend("ray")``): one task per table of each
+ladder agent's tournament (a variant that trains: one task), the largest first, then each variant's
 statistics (:func:`run_jobs`), with one progress bar over the whole run, then writes into ``out``:
 
 - ``report.json``: ``{"seed", "budget", "players", "variants": [...]}`` (variants ranked by
@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from agents.tasks import LOCAL, Backend, TaskProgress, run_tasks
-from agents.tournament import TournamentResult
-from skill.budget import BUDGETS, FIELD, Budget, ladder, quickstart_settings
-from skill.variant import EFFECT_KEYS, VariantJob, agent_work, play_agent, run_variant, variant_result, work
+from agents.tournament import TournamentPlan, play_planned
+from agents.tournament_stats import SeatStats
+from skill.budget import BUDGETS, FIELD, Budget, ladder, match_cost, quickstart_settings
+from skill.variant import EFFECT_KEYS, VariantJob, agent_plan, agent_work, run_variant, variant_result, work
 
 Monitor = Callable[[list[float], list[float], list[str]], None]
 """``monitor(units_done, units_total, stages)``: per variant, work done and to do (see
@@ -87,35 +88,51 @@ WHOLE = -1
 """The ladder index of a task that runs its whole variant (:func:`skill.variant.run_variant`): a variant that trains."""
 
 
-def _task(progress: TaskProgress, job: VariantJob, index: int) -> Any:
-    """A task of :func:`agents.tasks.run_tasks`: one ladder agent's tournament, or a whole variant (``WHOLE``).
+Task = tuple[int, int, int]
+"""A task of the first round: ``(variant, ladder agent or WHOLE, table)`` (a whole variant: table 0)."""
 
+
+def _task(progress: TaskProgress, job: VariantJob, index: int, table: tuple[Any, ...] | None) -> Any:
+    """A task of :func:`agents.tasks.run_tasks`: one table of a ladder agent's tournament, or a whole variant.
+
+    ``table`` is the arguments of :func:`agents.tournament.play_planned` (``None`` with ``WHOLE``).
     A variant that trains runs whole, so its checkpoint is read where it was written (on one
     node of a cluster); the stage reported is the agent's or the variant's.
     """
     if index == WHOLE:
         names = _stage_names(job)
         return run_variant(job, lambda units, name: progress(units, names.index(name)))
-    return play_agent(job, index, lambda units, name: progress(units, 2 + index))
+    cost = match_cost(ladder(job.budget, job.policy_spec)[index])
+    return play_planned(lambda n: progress(n * cost, 2 + index), *table)
 
 
-def _result_task(progress: TaskProgress, job: VariantJob, results: list[TournamentResult]) -> dict[str, Any]:
-    """A variant's statistics from its ladder's tournaments as a task."""
-    return variant_result(job, results)
+def _result_task(
+    progress: TaskProgress, job: VariantJob, plans: list[TournamentPlan], tables: list[list[SeatStats]]
+) -> dict[str, Any]:
+    """A variant's statistics from its ladder's tournaments (each agent's plan and tables) as a task."""
+    return variant_result(job, [plan.result(t) for plan, t in zip(plans, tables, strict=True)])
 
 
-def _task_order(jobs: Sequence[VariantJob]) -> list[tuple[int, int]]:
-    """Every task ``(variant, ladder agent or WHOLE)``, the largest estimated first (so the workers end together).
+def _task_order(jobs: Sequence[VariantJob], plans: list[list[TournamentPlan]]) -> list[Task]:
+    """Every task, the largest estimated first (so the workers end together).
 
-    The estimate: the task's work units (:func:`skill.variant.agent_work`, or :func:`skill.variant.work`
+    A tournament's task is one of its tables (:func:`skill.variant.agent_plan`), so no single
+    agent's tournament keeps one worker busy after the others are done. The estimate: the
+    task's share of its work units (:func:`skill.variant.agent_work`, or :func:`skill.variant.work`
     of a whole variant) times the players and the hand size (a match has more plies); only the
     order depends on it, never a result.
     """
-    tasks = [(i, k) for i, job in enumerate(jobs) for k in ([WHOLE] if job.trains else range(len(ladder(job.budget))))]
+    tasks = [
+        (i, k, t)
+        for i, job in enumerate(jobs)
+        for k in ([WHOLE] if job.trains else range(len(ladder(job.budget))))
+        for t in (range(1) if k == WHOLE else range(len(plans[i][k].tasks)))
+    ]
 
-    def cost(task: tuple[int, int]) -> float:
-        job = jobs[task[0]]
-        units = work(job) if task[1] == WHOLE else agent_work(job, task[1])
+    def cost(task: Task) -> float:
+        i, k, _ = task
+        job = jobs[i]
+        units = work(job) if k == WHOLE else agent_work(job, k) / len(plans[i][k].tasks)
         return units * job.players * job.rules.hand_size
 
     return sorted(tasks, key=lambda task: -cost(task))
@@ -126,11 +143,11 @@ def run_jobs(
 ) -> list[dict[str, Any]]:
     """Run the variants on ``backend``, ``workers`` at a time (locally: in this process when 1); results in order.
 
-    Two rounds of tasks: every ladder agent's tournament of every variant, one task each
-    (a variant that trains: one task for all of it), the largest first (:func:`_task_order`),
-    so the workers stay busy to the end; then each split variant's statistics. Every task is
-    seeded by its job alone, so the results are :func:`skill.variant.run_variant`'s, whatever
-    the order, backend or workers.
+    Two rounds of tasks: every table of every ladder agent's tournament of every variant, one
+    task each (a variant that trains: one task for all of it), the largest first
+    (:func:`_task_order`), so the workers stay busy to the end; then each split variant's
+    statistics. Every table is seeded by its job alone, so the results are
+    :func:`skill.variant.run_variant`'s, whatever the order, backend or workers.
     """
     names = [_stage_names(job) for job in jobs]
     totals = [work(job) for job in jobs]
@@ -144,32 +161,36 @@ def run_jobs(
         job = jobs[i]
         return f"variant {job.preset} ({job.rules.players} players, {job.rules.hand_size} cards)"
 
-    order = _task_order(jobs)
+    plans = [[] if job.trains else [agent_plan(job, k) for k in range(len(ladder(job.budget)))] for job in jobs]
+    order = _task_order(jobs, plans)
     finished = [False] * len(order)
 
     def on_progress(task_units: list[float], task_stages: list[int]) -> None:
         running: dict[int, int] = {}
         for i in range(len(jobs)):
             units[i] = 0.0
-        for t, (i, _) in enumerate(order):
+        for t, (i, _, _) in enumerate(order):
             units[i] += task_units[t]
             if task_stages[t] and not finished[t]:
                 running[i] = max(running.get(i, 0), task_stages[t])
         for i in range(len(jobs)):
-            done = all(finished[t] for t, (j, _) in enumerate(order) if j == i)
+            done = all(finished[t] for t, (j, _, _) in enumerate(order) if j == i)
             stages[i] = len(names[i]) - 1 if done else running.get(i, 0)
         show()
 
     def on_done(t: int, _: Any) -> None:
         finished[t] = True
 
+    def task_name(i: int, k: int, t: int) -> str:
+        return label(i) if k == WHOLE else f"{label(i)}, {ladder(jobs[i].budget)[k]}, {plans[i][k].names[t]}"
+
     common = {"initializer": _init_worker, "every": 0.5}
     played = run_tasks(
         _task,
-        [(jobs[i], k) for i, k in order],
+        [(jobs[i], k, None if k == WHOLE else plans[i][k].tasks[t]) for i, k, t in order],
         workers,
         backend,
-        names=[label(i) if k == WHOLE else f"{label(i)}, {ladder(jobs[i].budget)[k]}" for i, k in order],
+        names=[task_name(*task) for task in order],
         on_progress=on_progress,
         on_result=on_done,
         **common,
@@ -178,16 +199,16 @@ def run_jobs(
         units[i], stages[i] = totals[i], len(names[i]) - 1
     show()
     results: list[Any] = [None] * len(jobs)
-    tournaments: list[list[Any]] = [[None] * len(ladder(job.budget)) for job in jobs]
-    for (i, k), value in zip(order, played, strict=True):
+    tables: list[list[list[Any]]] = [[[None] * len(plan.tasks) for plan in job_plans] for job_plans in plans]
+    for (i, k, t), value in zip(order, played, strict=True):
         if k == WHOLE:
             results[i] = value
         else:
-            tournaments[i][k] = value
+            tables[i][k][t] = value
     split = [i for i in range(len(jobs)) if not jobs[i].trains]
     stats = run_tasks(
         _result_task,
-        [(jobs[i], tournaments[i]) for i in split],
+        [(jobs[i], plans[i], tables[i]) for i in split],
         workers,
         backend,
         names=[label(i) for i in split],

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agents.tournament import TournamentResult, tournament
+from agents.tournament import TournamentPlan, TournamentResult, plan_tournament, play_planned
 from agurk_env.rules import Rules
 from skill.budget import CHEATING, FICTIVE, FIELD, RANDOM, TRAIN_COST, Budget, ladder, match_cost
 from skill.stats import focal_data, skill_stats
@@ -89,23 +89,28 @@ def train_agent(job: VariantJob, progress: Progress) -> None:
     train_to_file(cfg, str(job.checkpoint_out), lambda step, logs: progress(step * TRAIN_COST, "training PPO"))
 
 
+def agent_plan(job: VariantJob, index: int) -> TournamentPlan:
+    """Ladder agent ``index`` (focal) against the field on the variant's deals (seeded by the job): a task per table."""
+    rules, budget = job.rules, job.budget
+    spec = ladder(budget, job.policy_spec)[index]
+    return plan_tournament(
+        rules, [spec] + [FIELD] * (rules.players - 1), budget.deals, job.seed, resamples=budget.resamples
+    )
+
+
 def play_agent(job: VariantJob, index: int, progress: Progress | None = None) -> TournamentResult:
-    """The tournament of ladder agent ``index`` (focal) against the field on the variant's deals (seeded by the job).
+    """The tournament of ladder agent ``index`` (:func:`agent_plan`), its tables one after another in this process.
 
     ``progress(units, stage)`` counts this agent's units from 0 (see :func:`work`).
     """
     report = progress or (lambda units, stage: None)
-    rules, budget = job.rules, job.budget
-    spec, label = ladder(budget, job.policy_spec)[index], ladder(budget)[index]
-    cost = match_cost(spec)
-    return tournament(
-        rules,
-        [spec] + [FIELD] * (rules.players - 1),
-        budget.deals,
-        job.seed,
-        resamples=budget.resamples,
-        progress=lambda n: report(n * cost, label),
-    )
+    plan, label = agent_plan(job, index), ladder(job.budget)[index]
+    cost = match_cost(ladder(job.budget, job.policy_spec)[index])
+    tables = []
+    for task in plan.tasks:
+        done = len(tables) * job.budget.deals
+        tables.append(play_planned(lambda n, base=done: report((base + n) * cost, label), *task))
+    return plan.result(tables)
 
 
 def agent_work(job: VariantJob, index: int) -> float:

@@ -56,7 +56,7 @@ def add_parser(sub: Any) -> None:
             "every statistic.\n"
             "\n"
             "The variant atlas: several --players and/or --hand-sizes run every preset at every\n"
-            "combination (one task per cell; those whose cards do not fit the deck are left out, and\n"
+            "combination (each cell a variant; those whose cards do not fit the deck are left out, and\n"
             "said so) and write atlas.md, atlas.json, atlas.csv, atlas-ladder.csv and per preset a\n"
             "heatmap of RS and N* with their intervals (heatmaps/PRESET.png). --policy zoo puts each\n"
             "preset's shipped policy (zoo:PRESET) on the ladder instead of training a PPO agent.\n"
