@@ -16,9 +16,10 @@ numbers as a one-cell ``agurk skill-report``), then writes into ``out``:
   cell annotated with its value and 95% interval (:func:`skill.plots.plot_heatmaps`);
 - ``atlas.md``: the left-out combinations, the ranked table, the heatmaps, the command.
 
-With the budget's ``policy`` ``zoo`` (the atlas's usual one) no cell trains: every cell of
-a preset plays that preset's shipped policy. Every file depends only on the arguments, not
-on the backend, the worker count or the machine's speed.
+With the budget's ``policy`` ``zoo`` (the atlas's usual one) no cell trains: every cell
+plays the policy the zoo plays at its table (trained for it where the zoo has one). Every
+file depends only on the arguments, not on the backend, the worker count or the machine's
+speed.
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ def atlas(
         "players": list(players),
         "hand_sizes": list(hand_sizes),
         "deals": plan.deals,
-        **ladder_fields(plan, variants),
+        **ladder_fields(plan, jobs),
         "command": command
         or command_line(
             variants, players, plan.name, seed, str(out), checkpoints, None, hand_sizes, plan.policy, plan.deals

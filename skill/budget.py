@@ -20,7 +20,7 @@ from training.config import config_to_dict, load_config, packaged_config
 
 Policy = Literal["train", "zoo"]
 POLICIES: tuple[str, ...] = get_args(Policy)
-"""Where the ladder's learned agent comes from: trained per variant, or the shipped ``zoo:PRESET`` policy."""
+"""Where the ladder's learned agent comes from: trained per variant, or the zoo's policy for the variant's table."""
 POLICY_LABEL: dict[str, str] = {"train": "ppo", "zoo": "zoo"}
 """The learned agent's name on the ladder, by policy."""
 

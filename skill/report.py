@@ -13,7 +13,7 @@ statistics (:func:`run_jobs`), with one progress bar over the whole run, then wr
 - ``report.md``: the ranked table, what the differences mean, the command and seed;
 - ``rs.png`` and ``ladder.png`` (:mod:`skill.plots`);
 - ``checkpoints/PRESET.pt``: each variant's trained PPO agent (not with the ``zoo`` policy,
-  which plays each preset's shipped policy instead).
+  which plays the zoo's policy for each variant's table instead).
 
 :mod:`skill.atlas` runs the same variants over a grid of player counts and hand sizes.
 
@@ -255,14 +255,18 @@ def command_line(
     return " ".join(words)
 
 
-def zoo_policies(presets: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Per preset, the shipped policy a ``zoo`` ladder plays: decisions trained and its file's SHA-256 (16 digits)."""
+def zoo_policies(jobs: Sequence[VariantJob]) -> dict[str, dict[str, Any]]:
+    """Per shipped policy a ``zoo`` ladder plays: its table, decisions trained and its file's SHA-256 (16 digits)."""
     from agents.zoo import describe, path_of
 
-    trained = {d["name"]: d["decisions"] for d in describe()}
+    shipped = {d["name"]: d for d in describe()}
     return {
-        preset: {"decisions": trained[preset], "sha256": hashlib.sha256(path_of(preset).read_bytes()).hexdigest()[:16]}
-        for preset in dict.fromkeys(presets)
+        name: {
+            "table": shipped[name]["table"],
+            "decisions": shipped[name]["decisions"],
+            "sha256": hashlib.sha256(path_of(name).read_bytes()).hexdigest()[:16],
+        }
+        for name in dict.fromkeys(job.zoo_policy[0] for job in jobs)
     }
 
 
@@ -284,12 +288,12 @@ def run_variants(
     return results
 
 
-def ladder_fields(plan: Budget, variants: Sequence[str]) -> dict[str, Any]:
+def ladder_fields(plan: Budget, jobs: Sequence[VariantJob]) -> dict[str, Any]:
     """What a report and an atlas say of their ladder: policy, training, shipped policies, resamples, field, agents."""
     return {
         "policy": plan.policy,
         "train_steps": plan.train_steps if plan.policy == "train" else 0,
-        "zoo": zoo_policies(variants) if plan.policy == "zoo" else None,
+        "zoo": zoo_policies(jobs) if plan.policy == "zoo" else None,
         "bootstrap_resamples": plan.resamples,
         "field": FIELD,
         "ladder": ladder(plan),
@@ -313,7 +317,7 @@ def skill_report(
     """Run a skill report and write its files into ``out``; return the ``report.json`` object.
 
     ``budget`` is a :data:`skill.budget.BUDGETS` name or a :class:`Budget` (its ``policy``
-    says whether each variant trains a PPO agent or plays its preset's shipped policy).
+    says whether each variant trains a PPO agent or plays the zoo's policy for its table).
     ``workers`` defaults to one per variant, at most one per CPU core. ``command`` is quoted
     in ``report.md`` (the CLI passes the command line that reproduces the run). The variants
     run on ``backend`` (see :func:`agents.tasks.run_tasks`); the report is the same on
@@ -335,7 +339,7 @@ def skill_report(
         "hand_size": hand_size,
         "deals": plan.deals,
         "matches_per_agent": plan.deals * players,
-        **ladder_fields(plan, variants),
+        **ladder_fields(plan, jobs),
         "command": command
         or command_line(
             variants, players, plan.name, seed, str(out), checkpoints, None, sizes, plan.policy, plan.deals
@@ -473,13 +477,21 @@ def _beyond_text(beyond: list[str]) -> str:
 
 
 def policy_sentence(report: dict[str, Any]) -> str:
-    """What the ladder's learned agent is: the PPO agent trained per variant, or each preset's shipped policy."""
+    """What the ladder's learned agent is: the PPO agent trained per variant, or the zoo's policy for each table."""
     if report.get("policy", "train") == "train":
         return f"The PPO agent of each variant trained for {report['train_steps']:,} decisions."
-    trained = ", ".join(f"{p} {z['decisions']:,}" for p, z in report["zoo"].items())
+    variants = report.get("cells", report.get("variants", []))
+    played = {name: [v.get("key", v["preset"]) for v in variants if v["zoo_policy"] == name] for name in report["zoo"]}
+    each = "; ".join(
+        f"`zoo:{name}` ({z['table']}, {z['decisions']:,} decisions) in {', '.join(played[name])}"
+        for name, z in report["zoo"].items()
+    )
+    nearest = [v.get("key", v["preset"]) for v in variants if v["zoo_fallback"]]
+    fallback = f" No policy was trained for the table of {', '.join(nearest)}: the nearest plays." if nearest else ""
     return (
-        "The learned agent `zoo` is each preset's shipped policy (`zoo:PRESET`, trained on 2-7 players at the "
-        f"preset's own hand size; decisions trained: {trained}); nothing was trained for this report."
+        "The learned agent `zoo` is the shipped policy the zoo plays at each variant's table (`agurk zoo`: one "
+        f"trained for the table where there is one, else the preset's generalist): {each}.{fallback} Nothing was "
+        "trained for this report."
     )
 
 

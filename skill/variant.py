@@ -5,7 +5,8 @@ report's seed: the PPO agent's training (``Config.seed``) and every tournament (
 deals for every ladder agent, so its numbers are compared on common deals). A variant is a
 preset at a player count and (optionally) a hand size: one cell of the variant atlas
 (:mod:`skill.atlas`). With the budget's ``policy`` ``zoo`` nothing is trained: the shipped
-policy of the preset (``zoo:PRESET``) takes the PPO agent's place on the ladder.
+policy the zoo plays at the variant's table (:func:`agents.zoo.choose`: one trained for that
+table where there is one, else the preset's generalist) takes the PPO agent's place on the ladder.
 """
 
 from __future__ import annotations
@@ -55,10 +56,17 @@ class VariantJob:
 
     @property
     def policy_spec(self) -> str:
-        """The ladder spec of the learned agent: the PPO checkpoint, or the preset's shipped policy."""
+        """The ladder spec of the learned agent: the PPO checkpoint, or the zoo's policy for the variant's table."""
         if self.budget.policy == "zoo":
-            return f"zoo:{self.preset}"
+            return f"zoo:{self.zoo_policy[0]}"
         return f"ppo:{self.checkpoint or self.checkpoint_out}"
+
+    @property
+    def zoo_policy(self) -> tuple[str, str | None]:
+        """The shipped policy ``zoo`` plays at the variant's table and, unless trained for it, why (one line)."""
+        from agents.zoo import choose  # torch: only a zoo ladder asks
+
+        return choose(self.rules)
 
 
 def work(job: VariantJob) -> float:
@@ -176,5 +184,7 @@ def variant_result(job: VariantJob, results: Sequence[TournamentResult]) -> dict
         "upset_rate": stats.upset_rate,
         "upset_rate_ci": list(stats.upset_rate_ci),
         "ppo_checkpoint": None if budget.policy == "zoo" else job.checkpoint or job.checkpoint_out,
+        "zoo_policy": job.zoo_policy[0] if budget.policy == "zoo" else None,
+        "zoo_fallback": job.zoo_policy[1] if budget.policy == "zoo" else None,
         "ladder": ladder_rows,
     }

@@ -188,3 +188,19 @@ def test_tasks_per_ladder_agent_give_run_variants_numbers(tmp_path: Path) -> Non
     split = run_jobs(jobs, 2, monitor=lambda units, totals, stages: seen.append(stages))
     assert json.dumps(split) == json.dumps([run_variant(job) for job in jobs])  # one process, the ladder in order
     assert seen[-1] == ["done", "done"]
+
+
+def test_a_zoo_ladder_plays_the_policy_the_zoo_plays_at_the_table() -> None:
+    """Issue 20: the ladder's ``zoo`` is the policy trained for the variant's table where one ships, not the generalist."""
+    import dataclasses
+
+    from skill.report import zoo_policies
+    from skill.variant import VariantJob
+
+    plan = dataclasses.replace(TINY, policy="zoo")
+    four = VariantJob("standard", 4, plan, 0, {})
+    five_cards = VariantJob("every_trick", 3, plan, 0, {}, hand_size=5)
+    assert four.policy_spec == "zoo:standard-4p" and four.zoo_policy == ("standard-4p", None)
+    assert five_cards.policy_spec == "zoo:every_trick" and "no shipped policy was trained" in five_cards.zoo_policy[1]
+    policies = zoo_policies([four, five_cards, four])
+    assert list(policies) == ["standard-4p", "every_trick"] and policies["standard-4p"]["table"] == "standard 4x7"

@@ -58,8 +58,8 @@ def add_parser(sub: Any) -> None:
             "The variant atlas: several --players and/or --hand-sizes run every preset at every\n"
             "combination (each cell a variant; those whose cards do not fit the deck are left out, and\n"
             "said so) and write atlas.md, atlas.json, atlas.csv, atlas-ladder.csv and per preset a\n"
-            "heatmap of RS and N* with their intervals (heatmaps/PRESET.png). --policy zoo puts each\n"
-            "preset's shipped policy (zoo:PRESET) on the ladder instead of training a PPO agent.\n"
+            "heatmap of RS and N* with their intervals (heatmaps/PRESET.png). --policy zoo puts the\n"
+            "zoo's policy for each cell's table on the ladder instead of training a PPO agent.\n"
             "\n"
             "budgets (deals per agent, PPO decisions per variant, default variants):\n"
             + "".join(
@@ -105,8 +105,8 @@ def add_parser(sub: Any) -> None:
         "--policy",
         choices=POLICIES,
         default=None,
-        help="the ladder's learned agent: train a PPO agent per variant (train), or play each preset's shipped "
-        "policy, zoo:PRESET, and train nothing (zoo). Default: the budget's (train)",
+        help="the ladder's learned agent: train a PPO agent per variant (train), or play the shipped policy the "
+        "zoo plays at the variant's table (agurk zoo) and train nothing (zoo). Default: the budget's (train)",
     )
     p.add_argument(
         "--deals",
