@@ -71,7 +71,7 @@ def test_the_config_page_has_every_key(hooks: ModuleType) -> None:
 
 
 def _config_keys() -> set[str]:
-    """Every dotted key of a training config (``expert.init``, ``pool.self_play``...)."""
+    """Every dotted key of a training config (``init``, ``pool.self_play``...)."""
     from agurk_env.options import declared
     from training.config import Config
 

@@ -117,7 +117,7 @@ def test_a_generation_is_the_same_in_worker_processes() -> None:
 
 
 def cfg_expert(cfg) -> dict[str, object]:
-    return {k: v for k, v in config_to_dict(cfg)["expert"].items() if k != "init"}
+    return config_to_dict(cfg)["expert"]
 
 
 def test_a_training_phase_lowers_the_cross_entropy() -> None:
@@ -155,7 +155,7 @@ def test_expert_run_trains_evaluates_and_resumes(tmp_path) -> None:
 def test_expert_run_can_start_from_a_checkpoint(tmp_path) -> None:
     first = tmp_path / "first"
     execute(config_from_dict(_cfg()), first, None)
-    cfg = config_from_dict(_cfg(expert={"init": str(first), "games": 8, "decisions": 100, "worlds": 2}))
+    cfg = config_from_dict(_cfg(init=str(first), expert={"games": 8, "decisions": 100, "worlds": 2}))
     out = tmp_path / "second"
     execute(cfg, out, None)
     assert load_checkpoint(out / "checkpoints" / "latest.pt")["global_step"] >= 100
@@ -167,7 +167,6 @@ def test_expert_run_can_start_from_a_checkpoint(tmp_path) -> None:
         ("worlds", 0, "expert.worlds must be an integer >= 1"),
         ("temperature", -1, "expert.temperature must be a number > 0"),
         ("moves", "mixed", "expert.moves must be one of greedy, sample"),
-        ("init", "no/such/run", "expert.init: no checkpoint"),
         ("wrld", 3, "unknown config key 'expert.wrld'"),
     ],
 )
@@ -182,7 +181,7 @@ def test_init_of_another_shape_is_refused(tmp_path) -> None:
     execute(config_from_dict(_cfg()), first, None)
     from training.schedule import make_trainer
 
-    cfg = config_from_dict(_cfg(hidden=[32], expert={"init": str(first)}))
+    cfg = config_from_dict(_cfg(hidden=[32], init=str(first)))
     with pytest.raises(ConfigError, match="does not fit the config"):
         make_trainer(cfg)
 

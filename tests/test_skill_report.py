@@ -191,7 +191,7 @@ def test_tasks_per_ladder_agent_give_run_variants_numbers(tmp_path: Path) -> Non
 
 
 def test_a_zoo_ladder_plays_the_policy_the_zoo_plays_at_the_table() -> None:
-    """Issue 20: the ladder's ``zoo`` is the policy trained for the variant's table where one ships, not the generalist."""
+    """Issue 20: the ladder's ``zoo`` is the policy trained for the variant's table where one ships, or the nearest."""
     import dataclasses
 
     from skill.report import zoo_policies

@@ -166,6 +166,9 @@ def test_masked_log_softmax_gives_illegal_cards_zero_probability() -> None:
         ({"critic": "oracle"}, "critic must be one of shared, full_info, not 'oracle'"),
         ({"algo": "sb3", "critic": "full_info"}, "critic must be shared with algo: sb3"),
         ({"algo": "fast"}, r"^algo must be one of ppo, sb3, expert, not 'fast' \('fast' is now 'ppo'\)$"),
+        ({"init": "no/such/run"}, "^init: no checkpoint or run folder 'no/such/run'$"),
+        ({"init": ".", "algo": "sb3"}, "^init: algo sb3 starts from a fresh network"),
+        ({"expert": {"init": "x"}}, "unknown config key 'expert.init'"),
     ],
 )
 def test_bad_configs_are_refused_in_one_line_naming_the_key(data: dict, message: str) -> None:
@@ -207,6 +210,19 @@ def test_cli_train_writes_the_run_folder(tiny_run: Path) -> None:
     assert ev["opponent"] == "heuristic" and ev["deals"] == 4
     assert 0 <= ev["results"][0]["win_rate"] <= 1 and ev["results"][0]["fair_share"] == 0.25
     assert load_checkpoint(tiny_run / "checkpoints" / "latest.pt")["global_step"] >= 1500
+
+
+def test_a_ppo_run_starts_from_the_network_of_init(tiny_run: Path) -> None:
+    """Issue 20: ``init`` starts a PPO run (a fine-tune) from another run's network; a misfit one is refused."""
+    start = config_from_dict({**TINY, "init": str(tiny_run)})
+    learner = Learner(start)
+    trained = load_checkpoint(tiny_run)["model"]  # a run folder: its best.pt
+    for name, tensor in learner.net.state_dict().items():
+        torch.testing.assert_close(tensor, trained[name])
+    fresh = Learner(config_from_dict(TINY)).net.state_dict()
+    assert any(not torch.equal(fresh[n], t) for n, t in learner.net.state_dict().items())
+    with pytest.raises(ConfigError, match=r"^init: the checkpoint's network .* does not fit the config"):
+        Learner(config_from_dict({**TINY, "init": str(tiny_run), "hidden": [8, 8]}))
 
 
 def test_checkpoint_round_trip_gives_the_same_greedy_policy(tiny_run: Path) -> None:

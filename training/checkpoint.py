@@ -16,7 +16,9 @@ from typing import IO, Any
 
 import torch
 
-from agents.policy import FORMAT, VERSION, PolicyNet
+from agents.policy import FORMAT, VERSION, PolicyNet, load_checkpoint, net_from_checkpoint
+from agurk_env import observation
+from training.config import Config, ConfigError
 
 
 def file_mode() -> int:
@@ -81,3 +83,16 @@ def save_checkpoint(path: str | Path, net: PolicyNet, **extra: Any) -> None:
         **extra,
     }
     atomic_write(path, lambda f: torch.save(payload, f))
+
+
+def initial_net(cfg: Config, actions: int) -> PolicyNet:
+    """A fresh network, or the one of ``cfg.init`` (its widths must be the config's ``hidden``)."""
+    if not cfg.init:
+        return PolicyNet(observation.SIZE, actions, cfg.hidden)
+    data = load_checkpoint(cfg.init)
+    if [int(h) for h in data["hidden"]] != list(cfg.hidden) or int(data["actions"]) < actions:
+        raise ConfigError(
+            f"init: the checkpoint's network (hidden {list(data['hidden'])}, {data['actions']} cards) does not"
+            f" fit the config (hidden {list(cfg.hidden)}, {actions} cards)"
+        )
+    return net_from_checkpoint(data, cfg.init)

@@ -84,8 +84,6 @@ class EvalConfig:
 class ExpertConfig:
     """``algo: expert``: expert iteration on the rollout operator (:func:`agents.guided.improve`)."""
 
-    init: str = ""
-    """Checkpoint or run folder whose network starts the run, e.g. a PPO run's (empty: a fresh network)."""
     games: int = option(256, low=1)
     """Self-play games played side by side per player count in each shard of a generation."""
     decisions: int = option(32_768, low=1)
@@ -127,6 +125,9 @@ class Config:
 
     algo: Algo = option("ppo", renamed={"fast": "ppo"})
     """``ppo``: PPO on the batched engine (training/ppo.py); ``sb3``: MaskablePPO; ``expert``: expert iteration."""
+    init: str = ""
+    """Checkpoint or run folder whose network starts the run, e.g. a zoo policy or another run's (``ppo`` and
+    ``expert``; its widths must be ``hidden``; empty: a fresh network)."""
     seed: int = option(1, low=0)
     """Seed of the deals, the pool draws and torch."""
     preset: str = "standard"
@@ -237,8 +238,10 @@ def _check(cfg: Config) -> None:
     ex = cfg.expert
     if ex.ray_address and ex.backend != "ray":
         raise ConfigError("expert.ray_address needs expert.backend: ray")
-    if ex.init and not Path(ex.init).exists():
-        raise ConfigError(f"expert.init: no checkpoint or run folder {ex.init!r}")
+    if cfg.init and not Path(cfg.init).exists():
+        raise ConfigError(f"init: no checkpoint or run folder {cfg.init!r}")
+    if cfg.init and cfg.algo == "sb3":
+        raise ConfigError("init: algo sb3 starts from a fresh network; algo ppo or expert start from a checkpoint")
 
 
 def build_dataclass(cls: type, data: dict[str, Any], prefix: str = "") -> Any:

@@ -33,13 +33,13 @@ import numpy as np
 import torch
 
 from agents.guided import improve
-from agents.policy import PolicyNet, load_checkpoint, masked_log_softmax, net_from_checkpoint, pad_legal
+from agents.policy import PolicyNet, masked_log_softmax, pad_legal
 from agents.tasks import Backend, run_tasks
 from agurk_env import engine, observation
 from agurk_env.agent import Decision
 from agurk_env.rules import Rules
-from training.checkpoint import save_checkpoint
-from training.config import Config, ConfigError, config_from_dict, config_to_dict
+from training.checkpoint import initial_net, save_checkpoint
+from training.config import Config, config_from_dict, config_to_dict
 
 if TYPE_CHECKING:
     from training.schedule import UpdateSink
@@ -70,19 +70,6 @@ def improved_policy(values: np.ndarray, temperature: float) -> np.ndarray:
     scaled = scaled - scaled.max(1, keepdims=True)
     p = np.where(finite, np.exp(scaled), 0.0)
     return p / p.sum(1, keepdims=True)
-
-
-def initial_net(cfg: Config, actions: int) -> PolicyNet:
-    """A fresh network, or the one of ``expert.init`` (its widths must be the config's ``hidden``)."""
-    if not cfg.expert.init:
-        return PolicyNet(observation.SIZE, actions, cfg.hidden)
-    data = load_checkpoint(cfg.expert.init)
-    if [int(h) for h in data["hidden"]] != list(cfg.hidden) or int(data["actions"]) < actions:
-        raise ConfigError(
-            f"expert.init: the checkpoint's network (hidden {list(data['hidden'])}, {data['actions']} cards) does not"
-            f" fit the config (hidden {list(cfg.hidden)}, {actions} cards)"
-        )
-    return net_from_checkpoint(data, cfg.expert.init)
 
 
 class Generations:

@@ -77,7 +77,7 @@ from agurk_env.rewards import placement_rewards
 from agurk_env.rules import Rules
 from agurk_env.state import OBSERVATION, state_vector
 from agurk_env.state import SIZE as STATE_SIZE
-from training.checkpoint import save_checkpoint
+from training.checkpoint import initial_net, save_checkpoint
 from training.config import Config, PoolConfig, config_to_dict
 
 if TYPE_CHECKING:
@@ -503,7 +503,7 @@ class Learner:
         self.rule_sets = cfg.rule_sets()
         actions = max(r.num_actions for r in self.rule_sets)
         self.make_net = lambda: PolicyNet(observation.SIZE, actions, cfg.hidden)
-        self.net = self.make_net().to(self.device)
+        self.net = initial_net(cfg, actions).to(self.device)  # a fresh network, or the one of ``init``
         self.critic = StateCritic(cfg.hidden).to(self.device).eval() if cfg.critic == "full_info" else None
         """The ``full_info`` value network (``None``: the policy network's own value head)."""
         params = [*self.net.parameters(), *(self.critic.parameters() if self.critic else ())]
