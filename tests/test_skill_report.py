@@ -204,3 +204,25 @@ def test_a_zoo_ladder_plays_the_policy_the_zoo_plays_at_the_table() -> None:
     assert five_cards.policy_spec == "zoo:every_trick" and "no shipped policy was trained" in five_cards.zoo_policy[1]
     policies = zoo_policies([four, five_cards, four])
     assert list(policies) == ["standard-4p", "every_trick"] and policies["standard-4p"]["table"] == "standard 4x7"
+
+
+def test_plain_progress_lines_say_the_share_done_now_and_then(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log file hears of a long report before its first variant is done: the share done and the time left."""
+    import io
+
+    from rich.console import Console
+
+    from agurk.cli import skill_report
+
+    buf = io.StringIO()
+    now = [100.0]
+    monkeypatch.setattr(skill_report.time, "monotonic", lambda: now[0])
+    with skill_report._SkillMonitor(Console(file=buf, width=200), ["standard", "swedish"], False, lines=True) as say:
+        say([1.0, 1.0], [10.0, 10.0], ["pimc:worlds=4", "zoo"])
+        assert buf.getvalue() == ""  # not yet: one line every LOG_SECONDS
+        now[0] += skill_report.LOG_SECONDS
+        say([2.5, 2.5], [10.0, 10.0], ["pimc:worlds=4", "zoo"])
+        say([10.0, 5.0], [10.0, 10.0], ["done", "zoo"])
+    lines = buf.getvalue().splitlines()
+    assert lines[0].endswith("25% of the work done, 0/2 finished, about 0:01:30 left")
+    assert lines[1].endswith("standard: done (1/2)") and len(lines) == 2

@@ -25,6 +25,7 @@ from agurk.cli.common import (
     stdout_console,
     task_errors,
 )
+from agurk.cli.train_progress import LOG_SECONDS, clock
 from agurk_env.options import split_list
 from agurk_env.rules import PRESETS, Rules
 
@@ -179,7 +180,9 @@ class _SkillMonitor:
     """Progress of ``skill-report``: a bar per task (variant or atlas cell) and overall, or plain lines (``lines``).
 
     On a terminal (``enabled``) one bar over the whole run and one per task; otherwise, with
-    ``lines``, one timestamped line per finished task.
+    ``lines``, one timestamped line per finished task and, every :data:`LOG_SECONDS`, one with
+    the share of the whole run done and the time left (the tasks run largest first, so the
+    variants tend to finish together, late).
     """
 
     def __init__(self, console: Any, variants: Sequence[str], enabled: bool, lines: bool = False) -> None:
@@ -187,6 +190,7 @@ class _SkillMonitor:
         self._bar: Any = None
         self._tasks: list[Any] = []
         self._finished: set[int] = set()
+        self._started = self._logged = time.monotonic()
 
     def __enter__(self) -> Callable[[list[float], list[float], list[str]], None] | None:
         if self.enabled:
@@ -205,13 +209,21 @@ class _SkillMonitor:
         self._bar.update(self._overall, completed=min(sum(done) / sum(totals), 1.0))
 
     def print_finished(self, done: list[float], totals: list[float], stages: list[str]) -> None:
-        """One timestamped line for each task that has just finished."""
+        """One timestamped line for each task that has just finished, and one on the whole run now and then."""
         for i, stage in enumerate(stages):
             if stage == "done" and i not in self._finished:
                 self._finished.add(i)
-                clock = time.strftime("%H:%M:%S")
-                line = f"{clock} {self.variants[i]}: done ({len(self._finished)}/{len(self.variants)})"
-                self.console.print(line, markup=False, highlight=False)
+                self._say(f"{self.variants[i]}: done ({len(self._finished)}/{len(self.variants)})")
+        now = time.monotonic()
+        if now - self._logged >= LOG_SECONDS and len(self._finished) < len(self.variants):
+            self._logged = now
+            share = min(sum(done) / sum(totals), 1.0)
+            left = (now - self._started) * (1 - share) / share if share > 0 else None
+            eta = f", about {clock(left)} left" if left is not None else ""
+            self._say(f"{share:.0%} of the work done, {len(self._finished)}/{len(self.variants)} finished{eta}")
+
+    def _say(self, text: str) -> None:
+        self.console.print(f"{time.strftime('%H:%M:%S')} {text}", markup=False, highlight=False)
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
