@@ -35,8 +35,17 @@ from typing import Any
 from agents.tasks import LOCAL, Backend, TaskProgress, run_tasks
 from agents.tournament import TournamentPlan, play_planned
 from agents.tournament_stats import SeatStats
-from skill.budget import BUDGETS, FIELD, Budget, ladder, match_cost, quickstart_settings
-from skill.variant import EFFECT_KEYS, VariantJob, agent_plan, agent_work, run_variant, variant_result, work
+from skill.budget import BUDGETS, FIELD, Budget, ladder, quickstart_settings
+from skill.variant import (
+    EFFECT_KEYS,
+    VariantJob,
+    agent_match_cost,
+    agent_plan,
+    agent_work,
+    run_variant,
+    variant_result,
+    work,
+)
 
 Monitor = Callable[[list[float], list[float], list[str]], None]
 """``monitor(units_done, units_total, stages)``: per variant, work done and to do (see
@@ -102,7 +111,7 @@ def _task(progress: TaskProgress, job: VariantJob, index: int, table: tuple[Any,
     if index == WHOLE:
         names = _stage_names(job)
         return run_variant(job, lambda units, name: progress(units, names.index(name)))
-    cost = match_cost(ladder(job.budget, job.policy_spec)[index])
+    cost = agent_match_cost(job, index)
     return play_planned(lambda n: progress(n * cost, 2 + index), *table)
 
 

@@ -113,7 +113,7 @@ def play_agent(job: VariantJob, index: int, progress: Progress | None = None) ->
     """
     report = progress or (lambda units, stage: None)
     plan, label = agent_plan(job, index), ladder(job.budget)[index]
-    cost = match_cost(ladder(job.budget, job.policy_spec)[index])
+    cost = agent_match_cost(job, index)
     tables = []
     for task in plan.tasks:
         done = len(tables) * job.budget.deals
@@ -121,9 +121,14 @@ def play_agent(job: VariantJob, index: int, progress: Progress | None = None) ->
     return plan.result(tables)
 
 
+def agent_match_cost(job: VariantJob, index: int) -> float:
+    """Rough cost of one focal match of ladder agent ``index`` (:func:`skill.budget.match_cost` of its spec)."""
+    return match_cost(ladder(job.budget, job.policy_spec)[index])
+
+
 def agent_work(job: VariantJob, index: int) -> float:
     """Estimated work units of ladder agent ``index``'s tournament (part of :func:`work`)."""
-    return job.budget.deals * job.players * match_cost(ladder(job.budget, job.policy_spec)[index])
+    return job.budget.deals * job.players * agent_match_cost(job, index)
 
 
 def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, Any]:
