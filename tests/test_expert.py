@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 import torch
@@ -159,6 +161,11 @@ def test_expert_run_can_start_from_a_checkpoint(tmp_path) -> None:
     out = tmp_path / "second"
     execute(cfg, out, None)
     assert load_checkpoint(out / "checkpoints" / "latest.pt")["global_step"] >= 100
+    # a resumed run continues from its own checkpoint: ``init`` is not read again (its file may be gone)
+    shutil.rmtree(first)
+    more = config_from_dict(_cfg(init=str(first), total_steps=1200, expert={"games": 8, "decisions": 100, "worlds": 2}))
+    again = execute(more, out, resume_checkpoint(str(out), more).data)
+    assert again["global_step"] >= 1200
 
 
 @pytest.mark.parametrize(

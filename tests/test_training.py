@@ -166,7 +166,6 @@ def test_masked_log_softmax_gives_illegal_cards_zero_probability() -> None:
         ({"critic": "oracle"}, "critic must be one of shared, full_info, not 'oracle'"),
         ({"algo": "sb3", "critic": "full_info"}, "critic must be shared with algo: sb3"),
         ({"algo": "fast"}, r"^algo must be one of ppo, sb3, expert, not 'fast' \('fast' is now 'ppo'\)$"),
-        ({"init": "no/such/run"}, "^init: no checkpoint or run folder 'no/such/run'$"),
         ({"init": ".", "algo": "sb3"}, "^init: algo sb3 starts from a fresh network"),
         ({"expert": {"init": "x"}}, "unknown config key 'expert.init'"),
     ],
@@ -223,6 +222,22 @@ def test_a_ppo_run_starts_from_the_network_of_init(tiny_run: Path) -> None:
     assert any(not torch.equal(fresh[n], t) for n, t in learner.net.state_dict().items())
     with pytest.raises(ConfigError, match=r"^init: the checkpoint's network .* does not fit the config"):
         Learner(config_from_dict({**TINY, "init": str(tiny_run), "hidden": [8, 8]}))
+
+
+def test_a_resumed_run_does_not_read_init_again(tiny_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """``init`` starts a fresh run only: a resume loads the run's own checkpoint, even with the init file gone."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run, run)
+    gone = tmp_path / "gone.pt"
+    assert main(["train", "--resume", str(run), "--set", f"init={gone}", "--set", "total_steps=3000", "-q"]) == 0
+    assert load_checkpoint(run / "checkpoints" / "latest.pt")["global_step"] >= 3000
+    # a fresh run refuses it in one line, before its folder is made
+    fresh = tmp_path / "fresh"
+    assert main(["train", str(run / "config.yaml"), "--out", str(fresh), "--set", f"init={gone}", "-q"]) == 2
+    assert f"init: no checkpoint or run folder '{gone}'" in capsys.readouterr().err
+    assert not fresh.exists()
 
 
 def test_checkpoint_round_trip_gives_the_same_greedy_policy(tiny_run: Path) -> None:

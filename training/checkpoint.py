@@ -85,9 +85,13 @@ def save_checkpoint(path: str | Path, net: PolicyNet, **extra: Any) -> None:
     atomic_write(path, lambda f: torch.save(payload, f))
 
 
-def initial_net(cfg: Config, actions: int) -> PolicyNet:
-    """A fresh network, or the one of ``cfg.init`` (its widths must be the config's ``hidden``)."""
-    if not cfg.init:
+def initial_net(cfg: Config, actions: int, fresh: bool = True) -> PolicyNet:
+    """A fresh network, or for a fresh run the one of ``cfg.init`` (its widths must be the config's ``hidden``).
+
+    A resumed run (``fresh=False``) loads its own checkpoint over this network, so ``init`` is
+    not read then: the file may have moved since the run started.
+    """
+    if not cfg.init or not fresh:
         return PolicyNet(observation.SIZE, actions, cfg.hidden)
     data = load_checkpoint(cfg.init)
     if [int(h) for h in data["hidden"]] != list(cfg.hidden) or int(data["actions"]) < actions:

@@ -127,7 +127,8 @@ class Config:
     """``ppo``: PPO on the batched engine (training/ppo.py); ``sb3``: MaskablePPO; ``expert``: expert iteration."""
     init: str = ""
     """Checkpoint or run folder whose network starts the run, e.g. a zoo policy or another run's (``ppo`` and
-    ``expert``; its widths must be ``hidden``; empty: a fresh network)."""
+    ``expert``; its widths must be ``hidden``; empty: a fresh network). Read by a fresh run only: ``--resume``
+    continues from the run's own checkpoint."""
     seed: int = option(1, low=0)
     """Seed of the deals, the pool draws and torch."""
     preset: str = "standard"
@@ -238,8 +239,6 @@ def _check(cfg: Config) -> None:
     ex = cfg.expert
     if ex.ray_address and ex.backend != "ray":
         raise ConfigError("expert.ray_address needs expert.backend: ray")
-    if cfg.init and not Path(cfg.init).exists():
-        raise ConfigError(f"init: no checkpoint or run folder {cfg.init!r}")
     if cfg.init and cfg.algo == "sb3":
         raise ConfigError("init: algo sb3 starts from a fresh network; algo ppo or expert start from a checkpoint")
 

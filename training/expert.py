@@ -206,7 +206,7 @@ class ExpertTrainer:
             torch.set_num_threads(cfg.threads)
         torch.manual_seed(cfg.seed)
         self.actions = max(r.num_actions for r in cfg.rule_sets())
-        self.net = initial_net(cfg, self.actions)
+        self.net = initial_net(cfg, self.actions, fresh=resume is None)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.learning_rate, eps=1e-5)
         self.rng = np.random.default_rng([cfg.seed, 0xE1])
         self.gen = torch.Generator().manual_seed(cfg.seed + 2)

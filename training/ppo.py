@@ -494,7 +494,7 @@ def ppo_update(
 class Learner:
     """Everything a run holds: network, optimizer, pool, tables, counters (checkpointed by :meth:`state`)."""
 
-    def __init__(self, cfg: Config) -> None:
+    def __init__(self, cfg: Config, fresh: bool = True) -> None:
         self.cfg = cfg
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
@@ -503,7 +503,7 @@ class Learner:
         self.rule_sets = cfg.rule_sets()
         actions = max(r.num_actions for r in self.rule_sets)
         self.make_net = lambda: PolicyNet(observation.SIZE, actions, cfg.hidden)
-        self.net = initial_net(cfg, actions).to(self.device)  # a fresh network, or the one of ``init``
+        self.net = initial_net(cfg, actions, fresh).to(self.device)  # a fresh network, or the one of ``init``
         self.critic = StateCritic(cfg.hidden).to(self.device).eval() if cfg.critic == "full_info" else None
         """The ``full_info`` value network (``None``: the policy network's own value head)."""
         params = [*self.net.parameters(), *(self.critic.parameters() if self.critic else ())]
@@ -612,7 +612,7 @@ class PPOTrainer:
 
     def __init__(self, cfg: Config, resume: dict[str, Any] | None = None) -> None:
         self.cfg = cfg
-        self.learner = Learner(cfg)
+        self.learner = Learner(cfg, fresh=resume is None)
         if resume is not None:
             try:
                 self.learner.restore(resume)

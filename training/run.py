@@ -45,6 +45,12 @@ def check_device(cfg: Config) -> None:
         raise ConfigError(f"device {cfg.device!r} is not available: {torch.cuda.device_count()} CUDA device(s) here")
 
 
+def check_init(cfg: Config) -> None:
+    """:class:`ConfigError` when a fresh run's ``init`` names no file or folder (a resumed run does not read it)."""
+    if cfg.init and not Path(cfg.init).exists():
+        raise ConfigError(f"init: no checkpoint or run folder {cfg.init!r}")
+
+
 class _Updates:
     """A trainer ``schedule`` that only forwards each update's step and scalars to ``on_update``."""
 
@@ -94,6 +100,8 @@ def execute(
     progress = progress or NoProgress()
     stops = stops or NoStops()
     check_device(cfg)
+    if resume is None:
+        check_init(cfg)
     start_step = int(resume["global_step"]) if resume else 0
     stopped: KeyboardInterrupt | None = None
     trainer: Trainer | None = None

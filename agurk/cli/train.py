@@ -99,7 +99,7 @@ def _train(args: argparse.Namespace, signals: Signals) -> int:
     from agurk.cli.train_progress import Progress, eval_text
     from training.config import ConfigError
     from training.resume import ResumeError, resolve_config, resume_checkpoint
-    from training.run import check_device, execute
+    from training.run import check_device, check_init, execute
     from training.run_folder import RunFolderError, claim_out, default_out
 
     if args.config is None and args.resume is None:
@@ -110,6 +110,8 @@ def _train(args: argparse.Namespace, signals: Signals) -> int:
         if cfg.algo == "sb3":
             require_rl("agurk train with algo: sb3", SB3_NEEDS)
         check_device(cfg)
+        if args.resume is None:
+            check_init(cfg)
         resume = resume_checkpoint(args.resume, cfg, args.force) if args.resume else None
         moved = claim_out(out, args.force, args.resume) if out is not None else None
         out = out if out is not None else default_out(args.config)
