@@ -2,11 +2,11 @@
 
 Measured (docs/zoo.md, "best"; the full skill report):
 
-- Where the zoo ships a policy trained by expert iteration (``algo: expert``) for exactly the
-  rules in play, table included, that policy alone is stronger than the search (standard,
-  3 and 4 players: it beats ``pimc:eval=exact`` head to head at its own table, and is level
-  with it or better against guards), and the rollout operator on top of it is weaker against the search, whose play its
-  rollouts do not model. So ``best`` plays that policy there (:func:`trained_for`).
+- Where the zoo ships one of :data:`STRONGER_THAN_SEARCH` for exactly the rules in play, table
+  included, that policy alone is stronger than the search (standard, 3 and 4 players: it beats
+  ``pimc:eval=exact`` head to head at its own table, and is ahead of it against guards), and
+  the rollout operator on top of it is weaker against the search, whose play its rollouts do
+  not model. So ``best`` plays that policy there (:func:`trained_for`).
 - Elsewhere PIMC on the exact solver (:data:`SEARCH`) is the strongest agent we have at 3 and
   4 players under last-trick scoring, PIMC with rollouts (:data:`EVERY_TRICK_SEARCH`) under
   every-trick scoring (where the solver weighs the round's points only), and the preset's
@@ -31,16 +31,18 @@ SEARCH = "pimc:eval=exact"
 """The search ``best`` plays at small tables under last-trick scoring (also on the skill report's ladder)."""
 EVERY_TRICK_SEARCH = "pimc"
 """The search ``best`` plays at small tables under every-trick scoring (16 worlds, rollouts)."""
+STRONGER_THAN_SEARCH = ("standard-4p", "standard-3p", "free_choice-3x5-anyace-single")
+"""The shipped per-table policies measured stronger than :data:`SEARCH` at their tables (docs/zoo.md)."""
 POLICY_FROM = 5
 """Table size from which ``best`` plays the shipped policy (where torch and a policy for the rules are there)."""
 
 
 def trained_for(rules: Rules) -> bool:
-    """Whether the zoo ships a policy trained by expert iteration for exactly ``rules`` (needs torch)."""
-    from agents.zoo import catalogue, choose  # torch is an optional dependency
+    """Whether the zoo ships one of :data:`STRONGER_THAN_SEARCH` for exactly ``rules`` (needs torch)."""
+    from agents.zoo import choose  # torch is an optional dependency
 
     name, why = choose(rules)
-    return why is None and any(s.name == name and s.info["algo"] == "expert" for s in catalogue())
+    return why is None and name in STRONGER_THAN_SEARCH
 
 
 def _policy_plays(rules: Rules) -> bool:

@@ -111,16 +111,17 @@ def test_best_plays_the_search_at_small_tables_and_the_shipped_policy_at_large(p
 
 
 
-def test_best_plays_the_policy_trained_by_expert_iteration_for_the_table_in_play() -> None:
-    expert = [s for s in zoo.catalogue() if s.info["algo"] == "expert"]
-    assert expert, "the zoo ships no policy trained by expert iteration"
-    for shipped in expert:
+def test_best_plays_the_policy_measured_stronger_than_the_search_for_the_table_in_play() -> None:
+    stronger = [s for s in zoo.catalogue() if s.name in best.STRONGER_THAN_SEARCH]
+    assert sorted(s.name for s in stronger) == sorted(best.STRONGER_THAN_SEARCH), "a policy best names is not shipped"
+    for shipped in stronger:
         for rules in shipped.tables:
             assert best.trained_for(rules) and zoo.choose(rules) == (shipped.name, None)
             mine = _choices("best", rules, games=16)
             np.testing.assert_array_equal(mine, _choices(f"zoo:{shipped.name}", rules, games=16))
             other = rules.replace(limit=rules.limit + 1)  # no policy trained for these: not the policy
             assert not best.trained_for(other)
+    assert not best.trained_for(Rules.preset("swedish").replace(players=4))  # swedish-4p: PPO, below the search
 
 
 def test_best_plays_rollout_pimc_under_every_trick_scoring() -> None:
