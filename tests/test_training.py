@@ -240,6 +240,22 @@ def test_a_resumed_run_does_not_read_init_again(tiny_run: Path, tmp_path: Path, 
     assert not fresh.exists()
 
 
+def test_a_run_carries_its_training_time_through_a_resume_and_into_the_zoo(tiny_run: Path, tmp_path: Path) -> None:
+    """Every checkpoint records the run's training and wall seconds; a resume counts on; an export keeps them."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run, run)
+    before = load_checkpoint(run / "checkpoints" / "latest.pt")
+    assert 0 < before["train_seconds"] <= before["wall_seconds"]
+    assert main(["train", "--resume", str(run), "--set", "total_steps=3000", "-q"]) == 0
+    after = load_checkpoint(run / "checkpoints" / "latest.pt")
+    assert after["train_seconds"] > before["train_seconds"] and after["wall_seconds"] > before["wall_seconds"]
+    out = tmp_path / "mine.pt"
+    assert main(["zoo", "export", str(run / "checkpoints" / "latest.pt"), "--name", "mine", "--out", str(out)]) == 0
+    assert load_checkpoint(out)["train_seconds"] == after["train_seconds"]
+
+
 def test_checkpoint_round_trip_gives_the_same_greedy_policy(tiny_run: Path) -> None:
     data = load_checkpoint(tiny_run / "checkpoints" / "latest.pt")
     agent = PolicyAgent.from_path(tiny_run / "checkpoints" / "latest.pt")

@@ -222,8 +222,8 @@ class ExpertTrainer:
             self.gen.set_state(resume["torch_rng"])
         self.window: list[Data] = []
 
-    def save(self, path: Path, best_score: float) -> None:
-        """Write the checkpoint (network, optimizer, counters) atomically to ``path``."""
+    def save(self, path: Path, best_score: float, **clock: float) -> None:
+        """Write the checkpoint (network, optimizer, counters, ``clock``) atomically to ``path``."""
         self.best_score = best_score
         save_checkpoint(
             path,
@@ -236,6 +236,7 @@ class ExpertTrainer:
             best_score=best_score,
             rng=self.rng.bit_generator.state,
             torch_rng=self.gen.get_state(),
+            **clock,
         )
 
     def generate(self) -> tuple[Data, dict[str, float]]:

@@ -630,10 +630,11 @@ class PPOTrainer:
         """Best evaluation score so far."""
         return self.learner.best_score
 
-    def save(self, path: Path, best_score: float) -> None:
-        """Write the checkpoint (network, optimizer, pool, counters) atomically to ``path``."""
+    def save(self, path: Path, best_score: float, **clock: float) -> None:
+        """Write the checkpoint (network, optimizer, pool, counters, ``clock``) atomically to ``path``."""
         self.learner.best_score = best_score
-        save_checkpoint(path, self.learner.net, algo="ppo", config=config_to_dict(self.cfg), **self.learner.state())
+        state = self.learner.state()
+        save_checkpoint(path, self.learner.net, algo="ppo", config=config_to_dict(self.cfg), **state, **clock)
 
     def train(self, schedule: UpdateSink) -> None:
         """Train to ``total_steps``; ``schedule.after_update`` logs, checkpoints and evaluates."""

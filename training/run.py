@@ -28,7 +28,16 @@ from typing import Any
 from training import evaluation
 from training.config import Config, ConfigError
 from training.run_folder import Run
-from training.schedule import NoProgress, NoStops, ProgressSink, Schedule, Stops, Trainer, make_trainer
+from training.schedule import (
+    NoProgress,
+    NoStops,
+    ProgressSink,
+    Schedule,
+    Stops,
+    Trainer,
+    make_trainer,
+    resumed_clock,
+)
 
 
 def check_device(cfg: Config) -> None:
@@ -110,7 +119,7 @@ def execute(
     run = Run(out, cfg, start_step)
     try:
         trainer = make_trainer(cfg, resume)
-        schedule = Schedule(run, progress, trainer, start_step, stops)
+        schedule = Schedule(run, progress, trainer, start_step, stops, resumed_clock(run, resume))
         progress.begin()
         try:
             trainer.train(schedule)

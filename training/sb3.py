@@ -144,8 +144,8 @@ class Sb3Trainer:
         """Learner decisions trained on so far (SB3's ``num_timesteps``)."""
         return int(self.model.num_timesteps)
 
-    def save(self, path: Path, best_score: float) -> None:
-        """Write the network checkpoint and the SB3 model beside it (``latest.sb3.zip``)."""
+    def save(self, path: Path, best_score: float, **clock: float) -> None:
+        """Write the network checkpoint (with ``clock``) and the SB3 model beside it (``latest.sb3.zip``)."""
         self.best_score = best_score
         zip_path = path.with_suffix(".sb3.zip")
         tmp = zip_path.with_name(f".{zip_path.name}.tmp.zip")
@@ -159,6 +159,7 @@ class Sb3Trainer:
             global_step=self.global_step,
             best_score=best_score,
             sb3_zip=str(zip_path.resolve()),
+            **clock,
         )
 
     def train(self, schedule: UpdateSink) -> None:

@@ -59,8 +59,11 @@ class Trainer(Protocol):
     def train(self, schedule: UpdateSink) -> None:
         """Train to ``total_steps`` (or ``time_limit``), calling ``schedule.after_update`` after every update."""
 
-    def save(self, path: Path, best_score: float) -> None:
-        """Write a resumable checkpoint to ``path`` (atomically), recording ``best_score``."""
+    def save(self, path: Path, best_score: float, **clock: float) -> None:
+        """Write a resumable checkpoint to ``path`` (atomically), recording ``best_score`` and ``clock``.
+
+        ``clock``: the run's ``train_seconds`` and ``wall_seconds`` so far (a resume counts on from them).
+        """
 
 
 class ProgressSink(Protocol):
@@ -128,10 +131,20 @@ class Schedule:
     """After each update: log the scalars with ``charts/SPS``, then checkpoint and evaluate when due.
 
     ``trainer.save`` runs inside ``stops.held()`` (a stop waits for the file); ``saved_step``
-    is the step of the last checkpoint written, ``None`` before the first.
+    is the step of the last checkpoint written, ``None`` before the first. ``clock``: the
+    training and wall seconds the run had before (:func:`resumed_clock`); every checkpoint
+    records them plus this session's, so ``agurk zoo`` and ``agurk curve`` show a run's whole time.
     """
 
-    def __init__(self, run: Run, progress: ProgressSink, trainer: Trainer, start_step: int, stops: Stops) -> None:
+    def __init__(
+        self,
+        run: Run,
+        progress: ProgressSink,
+        trainer: Trainer,
+        start_step: int,
+        stops: Stops,
+        clock: tuple[float, float] = (0.0, 0.0),
+    ) -> None:
         self.run, self.progress, self.trainer, self.stops = run, progress, trainer, stops
         cfg = run.cfg
         self.best_score = trainer.best_score
@@ -140,7 +153,7 @@ class Schedule:
         self.saved_step: int | None = None
         self.last_eval: dict[str, Any] | None = None
         self.last_save = self.started = time.monotonic()
-        self.kept_train, self.kept_wall = run.kept_seconds() if cfg.keep_checkpoints else (0.0, 0.0)
+        self.kept_train, self.kept_wall = clock
         self.next_eval = (start_step // cfg.eval.every + 1) * cfg.eval.every if cfg.eval.every else None
         every = cfg.checkpoint_every
         self.next_checkpoint = (start_step // every + 1) * every if every else None
@@ -148,12 +161,13 @@ class Schedule:
     def save(self) -> None:
         """Write ``latest.pt`` (a stop waits until it is complete)."""
         with self.stops.held():
-            self.trainer.save(self.run.latest, self.best_score)
+            now = time.monotonic()
+            train, wall = self.kept_train + self.seconds, self.kept_wall + now - self.started
+            self.trainer.save(self.run.latest, self.best_score, train_seconds=train, wall_seconds=wall)
             self.saved_step = self.trainer.global_step
-            self.last_save = time.monotonic()
+            self.last_save = now
             if self.run.cfg.keep_checkpoints:
-                wall = self.kept_wall + self.last_save - self.started
-                self.run.keep(self.saved_step, self.kept_train + self.seconds, wall)
+                self.run.keep(self.saved_step, train, wall)
 
     def checkpoint_due(self, step: int) -> bool:
         """Whether ``checkpoint_every`` decisions or ``checkpoint_minutes`` have passed since the last one."""
@@ -194,6 +208,15 @@ class Schedule:
                 self.run.promote()
         self.progress.update(step, evaluation=summary)
         return summary
+
+
+def resumed_clock(run: Run, resume: dict[str, Any] | None) -> tuple[float, float]:
+    """The training and wall seconds a run continues from: its checkpoint's (older ones: the last kept copy's)."""
+    if resume is None:
+        return 0.0, 0.0
+    if "train_seconds" in resume:
+        return float(resume["train_seconds"]), float(resume["wall_seconds"])
+    return run.kept_seconds()
 
 
 def make_trainer(cfg: Config, resume: dict[str, Any] | None = None) -> Trainer:

@@ -59,14 +59,8 @@ def _listing(rows: list[dict[str, Any]]) -> None:
         print(f"{name:<24} {row['table']:<30} {decisions:>11,} decisions  {minutes:>7}  {_strength(row)}")
 
 
-def _run_facts(run: Path) -> tuple[float | None, dict[str, Any] | None]:
-    """A run folder's training seconds (its kept checkpoints) and last evaluation, where it has them."""
-    from training.run_folder import read_kept
-
-    if not run.is_dir():
-        return None, None
-    kept = read_kept(run)
-    seconds = float(kept[-1]["train_seconds"]) if kept else None
+def _run_strength(run: Path) -> dict[str, Any] | None:
+    """A run folder's last evaluation, where it has one (the checkpoint itself carries its training seconds)."""
     strength = None
     if (run / "eval.json").exists():
         ev = json.loads((run / "eval.json").read_text())
@@ -78,7 +72,7 @@ def _run_facts(run: Path) -> tuple[float | None, dict[str, Any] | None]:
             "opponent": ev["opponent"],
             "deals": ev["deals"],
         }
-    return seconds, strength
+    return strength
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,9 +105,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else zoo.ZOO / f"{name}.pt"
     if out.exists() and not args.force:
         raise CliError(f"{str(out)!r} exists; add --force to replace it")
-    seconds, strength = _run_facts(Path(args.run))
     try:
-        size = zoo.export(args.run, out, seconds, strength)
+        size = zoo.export(args.run, out, strength=_run_strength(Path(args.run)))
     except CheckpointError as e:
         raise CliError(str(e)) from None
     print(f"wrote {out} ({size:,} bytes): zoo:{name}")
