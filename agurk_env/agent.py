@@ -55,6 +55,10 @@ class Decision:
     def __len__(self) -> int:
         return self.games.size
 
+    def select(self, which: np.ndarray) -> Decision:
+        """The games where ``which`` (a bool mask over this batch), as a decision of their own (to split a batch)."""
+        return Decision(self.rules, self._state, self.games[which], self.bits[which], self._sees_all)
+
     @cached_property
     def legal(self) -> np.ndarray:
         """``(k, A)`` bool legal cards of the player to move."""

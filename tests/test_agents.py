@@ -145,6 +145,25 @@ def test_cards_played_counts_the_rounds_plays() -> None:
     assert (engine.cards_played(rules, state) == by_seat.sum(1)).all()
 
 
+def test_a_selected_part_of_a_decision_sees_what_the_whole_saw_for_those_games() -> None:
+    rules = Rules()
+    state = engine.init(rules, 32, seed=5)
+
+    def everyone(state: engine.State) -> Decision:
+        return Decision(rules, state, np.arange(state.batch), engine.legal_bits(rules, state))
+
+    for _ in range(9):  # into the round: tricks under way
+        state = engine.advance(rules, engine.play(rules, state, Heuristic("guard").act(everyone(state))))
+    whole = everyone(state)
+    which = np.arange(len(whole)) % 3 == 1
+    part = whole.select(which)
+    assert len(part) == which.sum()
+    for field in ("legal", "seat", "hand", "trick_seats", "trick_cards", "obs"):
+        np.testing.assert_array_equal(getattr(part, field), getattr(whole, field)[which], err_msg=field)
+    with pytest.raises(PermissionError):
+        _ = part.truth
+
+
 def test_oracle_reads_the_truth() -> None:
     """Same public facts, other hidden hands: the oracle (deterministic with the shed rollout) changes its cards."""
     rules = Rules.preset("standard")
