@@ -210,8 +210,9 @@ def _best(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
 register(
     "best",
     _best,
-    "the strongest fair agent measured for the table: the zoo's policy trained by expert iteration for exactly the"
-    f" rules in play where there is one; else below {POLICY_FROM} players {SEARCH} ({EVERY_TRICK_SEARCH} under"
+    "the strongest fair agent measured for the table: a zoo policy trained for exactly the rules in play and"
+    " measured stronger than the search (agents.best.STRONGER_THAN_SEARCH) where there is one;"
+    f" else below {POLICY_FROM} players {SEARCH} ({EVERY_TRICK_SEARCH} under"
     " every-trick scoring), from there the shipped policy of the preset in play (zoo; needs torch, else the search)",
 )
 
