@@ -253,7 +253,11 @@ def test_a_run_carries_its_training_time_through_a_resume_and_into_the_zoo(tiny_
     assert after["train_seconds"] > before["train_seconds"] and after["wall_seconds"] > before["wall_seconds"]
     out = tmp_path / "mine.pt"
     assert main(["zoo", "export", str(run / "checkpoints" / "latest.pt"), "--name", "mine", "--out", str(out)]) == 0
-    assert load_checkpoint(out)["train_seconds"] == after["train_seconds"]
+    exported = load_checkpoint(out)
+    assert exported["train_seconds"] == after["train_seconds"]
+    # the run's evaluation at the checkpoint's step travels with it (the run's last one, at the end)
+    last = json.loads((run / "eval.json").read_text())
+    assert last["step"] == after["global_step"] and exported["strength"]["win_rate"] == last["win_rate"]
 
 
 def test_checkpoint_round_trip_gives_the_same_greedy_policy(tiny_run: Path) -> None:

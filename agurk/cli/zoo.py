@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -59,11 +58,18 @@ def _listing(rows: list[dict[str, Any]]) -> None:
         print(f"{name:<24} {row['table']:<30} {decisions:>11,} decisions  {minutes:>7}  {_strength(row)}")
 
 
-def _run_strength(run: Path) -> dict[str, Any] | None:
-    """A run folder's last evaluation, where it has one (the checkpoint itself carries its training seconds)."""
+def _run_strength(run: Path, step: int) -> dict[str, Any] | None:
+    """The evaluation at ``step`` in the history of the run folder ``run`` (or of the one holding the checkpoint file).
+
+    ``None`` where the run has none at that step; the checkpoint itself carries its training seconds.
+    """
+    from training.evaluation import history
+
+    folder = run if run.is_dir() else run.parent.parent  # RUN/checkpoints/FILE.pt
     strength = None
-    if (run / "eval.json").exists():
-        ev = json.loads((run / "eval.json").read_text())
+    for ev in history(folder):
+        if ev["step"] != step:
+            continue
         result = ev["results"][0]
         strength = {
             "win_rate": result["win_rate"],
@@ -92,9 +98,10 @@ def run(args: argparse.Namespace) -> int:
     if args.preset and args.preset not in PRESETS:
         raise CliError(f"no preset {args.preset!r}; presets: {', '.join(PRESETS)}")
     try:
-        trained = (load_checkpoint(args.run).get("config") or {}).get("preset")
+        data = load_checkpoint(args.run)
     except CheckpointError as e:
         raise CliError(str(e)) from None
+    trained = (data.get("config") or {}).get("preset")
     if args.preset and trained != args.preset:
         raise CliError(f"--preset {args.preset}: the run trained under {trained!r}, not {args.preset!r}")
     name = args.name or args.preset
@@ -106,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not args.force:
         raise CliError(f"{str(out)!r} exists; add --force to replace it")
     try:
-        size = zoo.export(args.run, out, strength=_run_strength(Path(args.run)))
+        size = zoo.export(args.run, out, strength=_run_strength(Path(args.run), int(data.get("global_step", -1))))
     except CheckpointError as e:
         raise CliError(str(e)) from None
     print(f"wrote {out} ({size:,} bytes): zoo:{name}")
