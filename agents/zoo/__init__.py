@@ -31,7 +31,19 @@ from agurk_env.rules import PRESETS, Rules
 
 ZOO = Path(__file__).resolve().parent
 """The folder of the shipped policies."""
-_KEPT = ("format", "version", "obs_size", "actions", "hidden", "model", "global_step", "config", "train_seconds")
+_KEPT = (
+    "format",
+    "version",
+    "obs_size",
+    "actions",
+    "hidden",
+    "model",
+    "global_step",
+    "config",
+    "train_seconds",
+    "strength",
+)
+"""What an exported policy keeps of a checkpoint (``agurk zoo`` reads the last two)."""
 TABLE_OPTIONS = ("players", "hand_size")
 """The rule options that make a table of a rule set rather than other rules."""
 
@@ -150,15 +162,15 @@ def choose(rules: Rules) -> tuple[str, str | None]:
 def export(checkpoint: str | Path, out: str | Path, strength: dict | None = None) -> int:
     """Write the weights-only copy of a training checkpoint (no optimizer or pool) to ``out``; its size in bytes.
 
-    The checkpoint's training seconds and ``strength`` (the run's last evaluation; else the
-    checkpoint's own, when it is a shipped policy) travel with it for ``agurk zoo``.
+    The checkpoint's training seconds and ``strength`` (the run's evaluation at the checkpoint's
+    step; else the checkpoint's own, when it is a shipped policy) travel with it for ``agurk zoo``.
     """
     data = load_checkpoint(checkpoint)
     kept = {k: data[k] for k in _KEPT if k in data}
     if kept.get("format") != FORMAT or kept.get("version") != VERSION:
         raise CheckpointError(f"{str(checkpoint)!r} is not a checkpoint of this agurk")
-    if strength is not None or "strength" in data:
-        kept["strength"] = strength if strength is not None else data["strength"]
+    if strength is not None:
+        kept["strength"] = strength
     torch.save(kept, out)
     catalogue.cache_clear()
     return Path(out).stat().st_size
