@@ -78,6 +78,49 @@ class PolicyNet(nn.Module):
         return self.actor(h), self.critic(h).squeeze(-1)
 
 
+def can_widen(small: list[int], hidden: list[int]) -> bool:
+    """Whether :func:`widened` can grow a trunk of widths ``small`` into ``hidden`` (as wide or wider, as deep or deeper)."""
+    deeper = hidden[len(small) :]
+    return (
+        len(hidden) >= len(small)
+        and all(h >= s for s, h in zip(small, hidden, strict=False))
+        and all(h >= small[-1] for h in deeper)
+    )
+
+
+@torch.no_grad()
+def widened(net: PolicyNet, hidden: list[int]) -> PolicyNet:
+    """A wider (or deeper) network that computes exactly what ``net`` computes (Net2Net, Chen et al. 2016).
+
+    Every old unit keeps its weights and reads the old units only; the new units get fresh
+    incoming weights and zero outgoing ones, so the logits and values are unchanged while
+    the new units start to learn at once. An added layer copies its input into its first
+    units (the identity: the ReLU outputs are never negative). Lets a fine-tune give a
+    trained policy more capacity without starting over.
+    """
+    if not can_widen(net.hidden, hidden):
+        raise ValueError(f"cannot widen hidden {net.hidden} to {hidden}")
+    big = PolicyNet(net.obs_size, net.actions, hidden)
+    old = [m for m in net.trunk.net if isinstance(m, nn.Linear)]
+    new = [m for m in big.trunk.net if isinstance(m, nn.Linear)]
+    width_in = net.obs_size
+    for i, layer in enumerate(new):
+        if i < len(old):
+            w, b = old[i].weight, old[i].bias
+        else:  # an added layer: the identity on the old features
+            w, b = torch.eye(width_in), torch.zeros(width_in)
+        out, inp = w.shape
+        layer.weight[:out] = 0.0
+        layer.weight[:out, :inp] = w
+        layer.bias[:out] = b
+        width_in = out
+    for head_new, head_old in ((big.actor, net.actor), (big.critic, net.critic)):
+        head_new.weight.zero_()
+        head_new.weight[:, :width_in] = head_old.weight
+        head_new.bias.copy_(head_old.bias)
+    return big
+
+
 def masked_log_softmax(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
     """Log-probabilities over the legal cards only: illegal logits are set to :data:`MASKED` first."""
     return torch.log_softmax(logits.masked_fill(~legal, MASKED), dim=-1)

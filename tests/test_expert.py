@@ -188,7 +188,7 @@ def test_init_of_another_shape_is_refused(tmp_path) -> None:
     execute(config_from_dict(_cfg()), first, None)
     from training.schedule import make_trainer
 
-    cfg = config_from_dict(_cfg(hidden=[32], init=str(first)))
+    cfg = config_from_dict(_cfg(hidden=[8], init=str(first)))
     with pytest.raises(ConfigError, match="does not fit the config"):
         make_trainer(cfg)
 

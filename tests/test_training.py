@@ -224,6 +224,27 @@ def test_a_ppo_run_starts_from_the_network_of_init(tiny_run: Path) -> None:
         Learner(config_from_dict({**TINY, "init": str(tiny_run), "hidden": [8, 8]}))
 
 
+@pytest.mark.parametrize("hidden", [[16], [40], [40, 24], [16, 16, 32]])
+def test_a_wider_network_from_init_plays_exactly_as_the_checkpoint(tiny_run: Path, hidden: list[int]) -> None:
+    """``init`` with a wider or deeper ``hidden`` widens the network (Net2Net): the same logits and values."""
+    small = PolicyAgent.from_path(tiny_run).net
+    learner = Learner(config_from_dict({**TINY, "init": str(tiny_run), "hidden": hidden}))
+    assert learner.net.hidden == hidden
+    x = torch.rand(256, observation.SIZE, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        (la, va), (lb, vb) = small(x), learner.net(x)
+    torch.testing.assert_close(lb, la, atol=1e-5, rtol=0)
+    torch.testing.assert_close(vb, va, atol=1e-5, rtol=0)
+    new_units = learner.net.trunk.net[0].weight[16:] if hidden[0] > 16 else None
+    assert new_units is None or new_units.abs().sum() > 0  # the new units are not dead: they read the input
+
+
+@pytest.mark.parametrize("hidden", [[8], [16, 8], [40, 8]])
+def test_a_narrower_network_from_init_is_refused(tiny_run: Path, hidden: list[int]) -> None:
+    with pytest.raises(ConfigError, match=r"^init: .* hidden may be as wide or wider, as deep or deeper\)$"):
+        Learner(config_from_dict({**TINY, "init": str(tiny_run), "hidden": hidden}))
+
+
 def test_a_resumed_run_does_not_read_init_again(tiny_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """``init`` starts a fresh run only: a resume loads the run's own checkpoint, even with the init file gone."""
     import shutil

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import torch
 
-from agents.policy import FORMAT, VERSION, PolicyNet, load_checkpoint, net_from_checkpoint
+from agents.policy import FORMAT, VERSION, PolicyNet, can_widen, load_checkpoint, net_from_checkpoint, widened
 from agurk_env import observation
 from training.config import Config, ConfigError
 
@@ -86,7 +86,7 @@ def save_checkpoint(path: str | Path, net: PolicyNet, **extra: Any) -> None:
 
 
 def initial_net(cfg: Config, actions: int, fresh: bool = True) -> PolicyNet:
-    """A fresh network, or for a fresh run the one of ``cfg.init`` (its widths must be the config's ``hidden``).
+    """A fresh network, or for a fresh run the one of ``cfg.init``, widened to the config's ``hidden`` if wider.
 
     A resumed run (``fresh=False``) loads its own checkpoint over this network, so ``init`` is
     not read then: the file may have moved since the run started.
@@ -94,9 +94,11 @@ def initial_net(cfg: Config, actions: int, fresh: bool = True) -> PolicyNet:
     if not cfg.init or not fresh:
         return PolicyNet(observation.SIZE, actions, cfg.hidden)
     data = load_checkpoint(cfg.init)
-    if [int(h) for h in data["hidden"]] != list(cfg.hidden) or int(data["actions"]) < actions:
+    small = [int(h) for h in data["hidden"]]
+    if not can_widen(small, list(cfg.hidden)) or int(data["actions"]) < actions:
         raise ConfigError(
-            f"init: the checkpoint's network (hidden {list(data['hidden'])}, {data['actions']} cards) does not"
-            f" fit the config (hidden {list(cfg.hidden)}, {actions} cards)"
+            f"init: the checkpoint's network (hidden {small}, {data['actions']} cards) does not fit the config"
+            f" (hidden {list(cfg.hidden)}, {actions} cards; hidden may be as wide or wider, as deep or deeper)"
         )
-    return net_from_checkpoint(data, cfg.init)
+    net = net_from_checkpoint(data, cfg.init)
+    return net if small == list(cfg.hidden) else widened(net, list(cfg.hidden))

@@ -127,7 +127,8 @@ class Config:
     """``ppo``: PPO on the batched engine (training/ppo.py); ``sb3``: MaskablePPO; ``expert``: expert iteration."""
     init: str = ""
     """Checkpoint or run folder whose network starts the run, e.g. a zoo policy or another run's (``ppo`` and
-    ``expert``; its widths must be ``hidden``; empty: a fresh network). Read by a fresh run only: ``--resume``
+    ``expert``; a ``hidden`` wider or deeper than its widths widens it, Net2Net-style, without changing its play;
+    empty: a fresh network). Read by a fresh run only: ``--resume``
     continues from the run's own checkpoint."""
     seed: int = option(1, low=0)
     """Seed of the deals, the pool draws and torch."""
