@@ -79,7 +79,7 @@ class PolicyNet(nn.Module):
 
 
 def can_widen(small: list[int], hidden: list[int]) -> bool:
-    """Whether :func:`widened` can grow a trunk of widths ``small`` into ``hidden`` (as wide or wider, as deep or deeper)."""
+    """Whether :func:`widened` can grow a trunk of widths ``small`` into ``hidden`` (as wide or deep, or more)."""
     deeper = hidden[len(small) :]
     return (
         len(hidden) >= len(small)
