@@ -120,8 +120,8 @@ def test_operator_gives_the_pinned_values(pinned: dict, case: int) -> None:
     got = operator(*OPERATOR[case])
     want = pinned["operator"][case]
     assert [v is None for v in got] == [v is None for v in want]
-    # The values pass through the float32 network, whose sums torch orders by the CPU's vector width: machines
-    # differ by up to ~1e-8 (seen between two x86 CPUs), far below any change of the operator itself.
+    # The values pass through a float32 network, whose sums are not bit-identical across machines: a second
+    # machine gave the same code's values 1.4e-8 apart, far below any change of the operator itself.
     np.testing.assert_allclose(
         [v for v in got if v is not None], [v for v in want if v is not None], rtol=0, atol=1e-6
     )
