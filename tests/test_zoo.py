@@ -109,8 +109,6 @@ def test_best_plays_the_search_at_small_tables_and_the_shipped_policy_at_large(p
     np.testing.assert_array_equal(_choices("", rules, without_torch), _choices(best.SEARCH, rules))
 
 
-
-
 def test_best_plays_the_policy_measured_stronger_than_the_search_for_the_table_in_play() -> None:
     stronger = [s for s in zoo.catalogue() if s.name in best.STRONGER_THAN_SEARCH]
     assert sorted(s.name for s in stronger) == sorted(best.STRONGER_THAN_SEARCH), "a policy best names is not shipped"
@@ -141,6 +139,32 @@ def test_export_keeps_the_weights_and_refuses_other_files(tmp_path: Path) -> Non
     (tmp_path / "junk.pt").write_text("not a checkpoint")
     with pytest.raises(CheckpointError, match="not a checkpoint written by agurk train"):
         zoo.export(tmp_path / "junk.pt", tmp_path / "x.pt")
+
+
+def test_a_blend_is_the_weighted_mean_of_the_networks_and_refuses_other_networks(tmp_path: Path) -> None:
+    a, b = zoo.path_of("standard-4p"), zoo.path_of("standard")
+    out = tmp_path / "blend.pt"
+    zoo.export(a, out, blend=[(b, 0.25)])
+    got, wa, wb = (torch.load(f, weights_only=True) for f in (out, a, b))
+    for k in wa["model"]:
+        torch.testing.assert_close(got["model"][k], 0.75 * wa["model"][k] + 0.25 * wb["model"][k])
+    assert [row["weight"] for row in got["blend"]] == [0.75, 0.25]
+    assert "strength" not in got  # nothing was measured on the mean
+    with pytest.raises(CheckpointError, match="networks or presets differ"):
+        zoo.export(a, tmp_path / "x.pt", blend=[(zoo.path_of("swedish"), 0.5)])
+    with pytest.raises(CheckpointError, match="sum below 1"):
+        zoo.export(a, tmp_path / "x.pt", blend=[(b, 0.6), (b, 0.4)])
+
+
+def test_zoo_export_blend_measures_what_it_wrote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "b.pt"
+    a, b = str(zoo.path_of("standard-4p")), str(zoo.path_of("standard"))
+    assert main(["zoo", "export", a, "--blend", f"{b}:0.5", "--name", "b", "--out", str(out)]) == 0
+    strength = torch.load(out, weights_only=True)["strength"]
+    assert strength["opponent"] == "heuristic" and strength["deals"] == 1000
+    assert 0 < strength["win_rate"] < 1
+    assert main(["zoo", "export", a, "--blend", f"{b}:1", "--name", "b", "--out", str(tmp_path / "c.pt")]) == 2
+    assert "give CHECKPOINT:W with 0 < W < 1" in capsys.readouterr().err
 
 
 def test_zoo_command_lists_and_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

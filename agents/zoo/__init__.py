@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,8 +43,9 @@ _KEPT = (
     "config",
     "train_seconds",
     "strength",
+    "blend",
 )
-"""What an exported policy keeps of a checkpoint (``agurk zoo`` reads the last two)."""
+"""What an exported policy keeps of a checkpoint (``agurk zoo`` reads ``train_seconds``, ``strength``, ``blend``)."""
 TABLE_OPTIONS = ("players", "hand_size")
 """The rule options that make a table of a rule set rather than other rules."""
 
@@ -96,6 +98,7 @@ def catalogue() -> tuple[Shipped, ...]:
             "episode": cfg.get("episode", "round"),
             "train_seconds": data.get("train_seconds"),
             "strength": data.get("strength"),
+            "blend": data.get("blend"),
             "bytes": path.stat().st_size,
         }
         out.append(Shipped(path.stem, path, preset, tables, info))
@@ -159,11 +162,20 @@ def choose(rules: Rules) -> tuple[str, str | None]:
     )
 
 
-def export(checkpoint: str | Path, out: str | Path, strength: dict | None = None) -> int:
+def export(
+    checkpoint: str | Path,
+    out: str | Path,
+    strength: dict | None = None,
+    blend: Sequence[tuple[str | Path, float]] = (),
+) -> int:
     """Write the weights-only copy of a training checkpoint (no optimizer or pool) to ``out``; its size in bytes.
 
     The checkpoint's training seconds and ``strength`` (the run's evaluation at the checkpoint's
     step; else the checkpoint's own, when it is a shipped policy) travel with it for ``agurk zoo``.
+    ``blend`` (other checkpoints and their weights) writes instead the weighted mean of the
+    networks' parameters (a model soup: the fine-tunes of one network, so their weights lie
+    close); ``checkpoint`` keeps the rest of its weight, its metadata stays, with the sources
+    listed under ``blend`` and no strength (none was measured on the mean).
     """
     data = load_checkpoint(checkpoint)
     kept = {k: data[k] for k in _KEPT if k in data}
@@ -171,9 +183,31 @@ def export(checkpoint: str | Path, out: str | Path, strength: dict | None = None
         raise CheckpointError(f"{str(checkpoint)!r} is not a checkpoint of this agurk")
     if strength is not None:
         kept["strength"] = strength
+    if blend:
+        kept["model"], kept["blend"] = _mean_weights(checkpoint, data, blend)
+        kept.pop("strength", None)
     torch.save(kept, out)
     catalogue.cache_clear()
     return Path(out).stat().st_size
+
+
+def _mean_weights(
+    checkpoint: str | Path, data: dict[str, Any], blend: Sequence[tuple[str | Path, float]]
+) -> tuple[dict[str, torch.Tensor], list[dict[str, Any]]]:
+    """The weighted mean of ``data``'s network and ``blend``'s (the rest of the weight on ``data``), and its sources."""
+    rest = 1.0 - sum(w for _, w in blend)
+    if not all(0 < w < 1 for _, w in blend) or rest <= 0:
+        raise CheckpointError(f"blend weights must be in (0, 1) and sum below 1, got {[w for _, w in blend]}")
+    sources = [(checkpoint, data, rest)] + [(path, load_checkpoint(path), w) for path, w in blend]
+    for path, other, _ in sources[1:]:
+        same = [other.get(k) == data.get(k) for k in ("obs_size", "actions", "hidden")]
+        if not all(same) or (other.get("config") or {}).get("preset") != (data.get("config") or {}).get("preset"):
+            raise CheckpointError(
+                f"cannot blend {str(path)!r} with {str(checkpoint)!r}: their networks or presets differ"
+            )
+    model = {k: sum(w * src["model"][k] for _, src, w in sources) for k in data["model"]}
+    listed = [{"source": str(p), "weight": w, "decisions": int(src.get("global_step", 0))} for p, src, w in sources]
+    return model, listed
 
 
 class ZooAgent:

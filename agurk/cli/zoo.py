@@ -21,12 +21,15 @@ def add_parser(sub: Any) -> None:
             "was trained for, its decisions, training time and measured strength; plain 'zoo' plays the policy\n"
             "trained for the rules in play (or says which one it plays instead, and why). 'agurk zoo export RUN'\n"
             "writes the weights-only copy of a run's best checkpoint into the zoo (package data next to\n"
-            "agents/zoo/), with the run's training time and last evaluation; docs/zoo.md has the command that\n"
+            "agents/zoo/), with the run's training time and last evaluation; 'agurk zoo export RUN --blend\n"
+            "OTHER:W' writes the weighted mean of the networks' weights instead (OTHER gets weight W, RUN the\n"
+            "rest), measured at export against the run's evaluation opponent. docs/zoo.md has the command that\n"
             "trains each one."
         ),
         epilog=(
             "examples:\n  agurk zoo\n  agurk zoo export runs/zoo-swedish --preset swedish\n"
-            "  agurk zoo export runs/std3 --name standard-3p"
+            "  agurk zoo export runs/std3 --name standard-3p\n"
+            "  agurk zoo export runs/a.pt --blend runs/b.pt:0.25 --name my-blend"
         ),
     )
     p.add_argument("action", nargs="?", choices=["list", "export"], default="list", help="what to do (default: list)")
@@ -35,6 +38,14 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--name", help="export: the policy's name (zoo:NAME; default: the preset, with --preset)")
     p.add_argument("--out", help="export: write here instead of the zoo folder")
     p.add_argument("--force", action="store_true", help="export: replace an existing policy")
+    p.add_argument(
+        "--blend",
+        metavar="CHECKPOINT:W",
+        action="append",
+        default=[],
+        help="export: average in this checkpoint's weights with weight W (0 < W < 1; repeatable; RUN keeps the rest); "
+        "the networks must have the same shape and preset",
+    )
     p.set_defaults(func=run)
 
 
@@ -55,7 +66,8 @@ def _listing(rows: list[dict[str, Any]]) -> None:
         print("the zoo is empty")
     for row in rows:
         name, decisions, minutes = f"zoo:{row['name']}", row["decisions"], _minutes(row["train_seconds"])
-        print(f"{name:<24} {row['table']:<30} {decisions:>11,} decisions  {minutes:>7}  {_strength(row)}")
+        blend = f"  (weights: the mean of {len(row['blend'])} checkpoints)" if row.get("blend") else ""
+        print(f"{name:<24} {row['table']:<30} {decisions:>11,} decisions  {minutes:>7}  {_strength(row)}{blend}")
 
 
 def _run_strength(run: Path, step: int) -> dict[str, Any] | None:
@@ -89,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as e:
         raise CliError(f'the zoo needs torch: pip install -e ".[rl]" ({e.name} missing)') from None
     if args.action == "list":
-        if args.run or args.preset or args.name or args.out or args.force:
+        if args.run or args.preset or args.name or args.out or args.force or args.blend:
             raise CliError("agurk zoo (list) takes no other arguments")
         _listing(zoo.describe())
         return 0
@@ -112,9 +124,48 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else zoo.ZOO / f"{name}.pt"
     if out.exists() and not args.force:
         raise CliError(f"{str(out)!r} exists; add --force to replace it")
+    blend = [_blend_source(item) for item in args.blend]
+    step = int(data.get("global_step", -1))
     try:
-        size = zoo.export(args.run, out, strength=_run_strength(Path(args.run), int(data.get("global_step", -1))))
+        size = zoo.export(args.run, out, strength=None if blend else _run_strength(Path(args.run), step), blend=blend)
     except CheckpointError as e:
         raise CliError(str(e)) from None
+    if blend:
+        size = _measure_blend(out, data, step)
     print(f"wrote {out} ({size:,} bytes): zoo:{name}")
     return 0
+
+
+def _blend_source(item: str) -> tuple[str, float]:
+    """``PATH:W`` of ``--blend``, checked: the path and its weight."""
+    path, _, weight = item.rpartition(":")
+    try:
+        w = float(weight)
+    except ValueError:
+        w = -1.0
+    if not path or not 0 < w < 1:
+        raise CliError(f"--blend {item!r}: give CHECKPOINT:W with 0 < W < 1 (e.g. runs/b.pt:0.25)")
+    return path, w
+
+
+def _measure_blend(out: Path, data: dict[str, Any], step: int) -> int:
+    """Measure the blended policy as its run measured its checkpoints at the end; store it; the file's size."""
+    import torch
+
+    from training.config import config_from_dict
+    from training.evaluation import evaluate
+
+    cfg = config_from_dict(data["config"])
+    print(f"measuring the blend: {cfg.eval.final_deals} deals against {cfg.eval.opponent} (seed {cfg.eval.seed})")
+    result = evaluate(cfg, out, step, cfg.eval.final_deals)
+    first = result["results"][0]
+    kept = torch.load(out, weights_only=False)
+    kept["strength"] = {
+        "win_rate": first["win_rate"],
+        "win_rate_ci": first["win_rate_ci"],
+        "players": first["players"],
+        "opponent": result["opponent"],
+        "deals": result["deals"],
+    }
+    torch.save(kept, out)
+    return out.stat().st_size
