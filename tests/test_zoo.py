@@ -165,6 +165,11 @@ def test_zoo_export_blend_measures_what_it_wrote(tmp_path: Path, capsys: pytest.
     assert 0 < strength["win_rate"] < 1
     assert main(["zoo", "export", a, "--blend", f"{b}:1", "--name", "b", "--out", str(tmp_path / "c.pt")]) == 2
     assert "give CHECKPOINT:W with 0 < W < 1" in capsys.readouterr().err
+    bare = torch.load(out, weights_only=True)
+    del bare["strength"], bare["blend"]
+    torch.save(bare, tmp_path / "bare.pt")  # a checkpoint file away from its run: no evaluation to carry
+    assert main(["zoo", "export", str(tmp_path / "bare.pt"), "--name", "c", "--out", str(tmp_path / "c.pt")]) == 0
+    assert torch.load(tmp_path / "c.pt", weights_only=True)["strength"] == strength  # the same weights, measured alike
 
 
 def test_zoo_command_lists_and_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,7 +23,8 @@ def add_parser(sub: Any) -> None:
             "writes the weights-only copy of a run's best checkpoint into the zoo (package data next to\n"
             "agents/zoo/), with the run's training time and last evaluation; 'agurk zoo export RUN --blend\n"
             "OTHER:W' writes the weighted mean of the networks' weights instead (OTHER gets weight W, RUN the\n"
-            "rest), measured at export against the run's evaluation opponent. docs/zoo.md has the command that\n"
+            "rest). A policy with no evaluation of its run at that step (a blend, a lone checkpoint file) is\n"
+            "measured at export as its run would have measured it. docs/zoo.md has the command that\n"
             "trains each one."
         ),
         epilog=(
@@ -130,8 +131,8 @@ def run(args: argparse.Namespace) -> int:
         size = zoo.export(args.run, out, strength=None if blend else _run_strength(Path(args.run), step), blend=blend)
     except CheckpointError as e:
         raise CliError(str(e)) from None
-    if blend:
-        size = _measure_blend(out, data, step)
+    if blend or not _carried_strength(out):
+        size = _measure(out, data, step)
     print(f"wrote {out} ({size:,} bytes): zoo:{name}")
     return 0
 
@@ -148,15 +149,28 @@ def _blend_source(item: str) -> tuple[str, float]:
     return path, w
 
 
-def _measure_blend(out: Path, data: dict[str, Any], step: int) -> int:
-    """Measure the blended policy as its run measured its checkpoints at the end; store it; the file's size."""
+def _carried_strength(path: Path) -> dict[str, Any] | None:
+    """The strength an exported policy carries, if any."""
     import torch
 
-    from training.config import config_from_dict
+    return torch.load(path, weights_only=False).get("strength")
+
+
+def _measure(out: Path, data: dict[str, Any], step: int) -> int:
+    """Measure an exported policy that carries no strength (a blend, or a checkpoint without its run's evaluation).
+
+    It is measured as its run measured its checkpoints at the end; the result is stored in the file; its size.
+    """
+    import torch
+
+    from training.config import ConfigError, config_from_dict
     from training.evaluation import evaluate
 
-    cfg = config_from_dict(data["config"])
-    print(f"measuring the blend: {cfg.eval.final_deals} deals against {cfg.eval.opponent} (seed {cfg.eval.seed})")
+    try:
+        cfg = config_from_dict(data.get("config") or {})
+    except ConfigError as e:
+        raise CliError(f"cannot measure {str(out)!r}: its training config does not load ({e})") from None
+    print(f"measuring the policy: {cfg.eval.final_deals} deals against {cfg.eval.opponent} (seed {cfg.eval.seed})")
     result = evaluate(cfg, out, step, cfg.eval.final_deals)
     first = result["results"][0]
     kept = torch.load(out, weights_only=False)
