@@ -2,7 +2,8 @@
 
 :class:`PolicyNet` is a shared MLP trunk with a linear policy head (one logit per card,
 ``2 .. A, X``) and a linear value head, on the fixed-size observation of
-:mod:`agurk_env.observation`; one network serves every rule set and player count.
+:mod:`agurk_env.observation`; one network serves every rule set and player count. An
+:class:`Ensemble` plays several networks as one (an ensemble file of ``agurk zoo export``).
 :func:`masked_log_softmax` is the only place where the legal mask meets the logits.
 
 A checkpoint is one ``torch.save`` file (a dict of tensors and plain values, read back
@@ -76,6 +77,28 @@ class PolicyNet(nn.Module):
         """Raw logits ``(N, actions)`` and values ``(N,)``."""
         h = self.trunk(x)
         return self.actor(h), self.critic(h).squeeze(-1)
+
+
+class Ensemble(nn.Module):
+    """Several policy networks as one: the weighted mean of their logits and values (a logit ensemble).
+
+    After masking, the mean of the logits is the normalized weighted geometric mean of the
+    members' policies. Fine-tunes of one network toward different fields keep each field's
+    strength better together this way than the mean of their weights does (docs/zoo.md).
+    """
+
+    def __init__(self, members: list[PolicyNet], weights: list[float]) -> None:
+        super().__init__()
+        self.members = nn.ModuleList(members)
+        self.weights = [float(w) for w in weights]
+        self.obs_size, self.actions = members[0].obs_size, members[0].actions
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The weighted mean of the members' raw logits ``(N, actions)`` and values ``(N,)``."""
+        outs = [m(x) for m in self.members]
+        logits = sum(w * out[0] for w, out in zip(self.weights, outs, strict=True))
+        values = sum(w * out[1] for w, out in zip(self.weights, outs, strict=True))
+        return logits, values
 
 
 def can_widen(small: list[int], hidden: list[int]) -> bool:
@@ -216,8 +239,22 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def net_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint") -> PolicyNet:
-    """The :class:`PolicyNet` stored in a loaded checkpoint."""
+def net_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint") -> PolicyNet | Ensemble:
+    """The :class:`PolicyNet` stored in a loaded checkpoint, or the :class:`Ensemble` an ensemble file holds.
+
+    An ensemble file (``agurk zoo export --ensemble``) is its first member's checkpoint with
+    ``ensemble``: every member's ``source``, ``weight`` and ``decisions``, and for the members
+    after the first their ``hidden`` and ``model``.
+    """
+    members = data.get("ensemble")
+    nets = [_network(data, path)] + [_network({**data, **m}, path) for m in (members or [])[1:]]
+    if not members:
+        return nets[0]
+    return Ensemble(nets, [float(m["weight"]) for m in members]).eval()
+
+
+def _network(data: dict[str, Any], path: str | Path) -> PolicyNet:
+    """The one network of ``data``'s ``hidden`` and ``model``."""
     try:
         net = PolicyNet(int(data["obs_size"]), int(data["actions"]), [int(h) for h in data["hidden"]])
         net.load_state_dict(data["model"])
@@ -244,7 +281,7 @@ class PolicyAgent:
 
     def __init__(
         self,
-        net: PolicyNet,
+        net: PolicyNet | Ensemble,
         rng: np.random.Generator | None = None,
         greedy: bool = True,
         spec: str = "ppo",

@@ -13,12 +13,15 @@ import pytest
 import torch
 
 from agents import best, zoo
-from agents.policy import CheckpointError
+from agents.policy import CheckpointError, Ensemble, load_checkpoint, masked_log_softmax, net_from_checkpoint
 from agents.registry import AgentSpecError, make_agent
 from agurk.cli import main
 from agurk_env import engine
 from agurk_env.agent import Decision, act_seats
+from agurk_env.observation import observe
 from agurk_env.rules import PRESETS, Rules
+from training.checkpoint import initial_net
+from training.config import ConfigError, config_from_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -170,6 +173,46 @@ def test_zoo_export_blend_measures_what_it_wrote(tmp_path: Path, capsys: pytest.
     torch.save(bare, tmp_path / "bare.pt")  # a checkpoint file away from its run: no evaluation to carry
     assert main(["zoo", "export", str(tmp_path / "bare.pt"), "--name", "c", "--out", str(tmp_path / "c.pt")]) == 0
     assert torch.load(tmp_path / "c.pt", weights_only=True)["strength"] == strength  # the same weights, measured alike
+
+
+def test_an_ensemble_plays_the_weighted_mean_of_the_members_logits(tmp_path: Path) -> None:
+    a, b = zoo.path_of("standard-4p"), zoo.path_of("standard")
+    out = tmp_path / "ens.pt"
+    zoo.export(a, out, ensemble=[(b, 0.25)])
+    data = load_checkpoint(out)
+    assert [m["weight"] for m in data["ensemble"]] == [0.75, 0.25] and "strength" not in data
+    net, na, nb = (net_from_checkpoint(load_checkpoint(f)) for f in (out, a, b))
+    assert isinstance(net, Ensemble) and not isinstance(na, Ensemble)
+    rules = Rules.preset("standard")
+    state = engine.init(rules, 64, seed=3)
+    obs = torch.as_tensor(observe(rules, state))
+    with torch.no_grad():
+        (logits, values), (la, va), (lb, vb) = net(obs), na(obs), nb(obs)
+    torch.testing.assert_close(logits, 0.75 * la + 0.25 * lb)
+    torch.testing.assert_close(values, 0.75 * va + 0.25 * vb)
+    legal = engine.unpack(engine.legal_bits(rules, state), rules.num_actions)
+    played = make_agent(f"ppo:{out}", 0, 0).act_obs(obs.numpy(), legal)
+    mean = masked_log_softmax(0.75 * la + 0.25 * lb, torch.from_numpy(legal)).argmax(-1).numpy()
+    assert np.array_equal(played, mean)
+    with pytest.raises(CheckpointError, match="an ensemble already"):
+        zoo.export(a, tmp_path / "x.pt", blend=[(out, 0.5)])
+    with pytest.raises(CheckpointError, match="or presets differ"):
+        zoo.export(a, tmp_path / "x.pt", ensemble=[(zoo.path_of("swedish"), 0.5)])
+    with pytest.raises(ConfigError, match="is an ensemble of 2 networks; start from one of its members"):
+        initial_net(config_from_dict({"init": str(out)}), rules.num_actions)
+
+
+def test_zoo_export_ensemble_lists_and_measures_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "e.pt"
+    a, b = str(zoo.path_of("standard-4p")), str(zoo.path_of("standard"))
+    assert main(["zoo", "export", a, "--ensemble", f"{b}:0.5", "--name", "e", "--out", str(out)]) == 0
+    strength = torch.load(out, weights_only=True)["strength"]
+    assert strength["opponent"] == "heuristic" and strength["deals"] == 1000
+    args = ["zoo", "export", a, "--ensemble", f"{b}:0.5", "--blend", f"{b}:0.5", "--name", "f"]
+    assert main([*args, "--out", str(tmp_path / "f.pt")]) == 2
+    assert "give --blend or --ensemble, not both" in capsys.readouterr().err
+    assert main(["zoo", "export", a, "--ensemble", f"{b}:0", "--name", "f", "--out", str(tmp_path / "f.pt")]) == 2
+    assert "--ensemble" in capsys.readouterr().err
 
 
 def test_zoo_command_lists_and_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -94,6 +94,11 @@ def initial_net(cfg: Config, actions: int, fresh: bool = True) -> PolicyNet:
     if not cfg.init or not fresh:
         return PolicyNet(observation.SIZE, actions, cfg.hidden)
     data = load_checkpoint(cfg.init)
+    if data.get("ensemble"):
+        raise ConfigError(
+            f"init: {cfg.init!r} is an ensemble of {len(data['ensemble'])} networks; start from one of its members"
+            f" ({', '.join(m['source'] for m in data['ensemble'])})"
+        )
     small = [int(h) for h in data["hidden"]]
     if not can_widen(small, list(cfg.hidden)) or int(data["actions"]) < actions:
         raise ConfigError(

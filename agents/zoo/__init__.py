@@ -44,8 +44,9 @@ _KEPT = (
     "train_seconds",
     "strength",
     "blend",
+    "ensemble",
 )
-"""What an exported policy keeps of a checkpoint (``agurk zoo`` reads ``train_seconds``, ``strength``, ``blend``)."""
+"""What an exported policy keeps of a checkpoint (``agurk zoo`` reads the seconds, strength, blend, ensemble)."""
 TABLE_OPTIONS = ("players", "hand_size")
 """The rule options that make a table of a rule set rather than other rules."""
 
@@ -99,6 +100,7 @@ def catalogue() -> tuple[Shipped, ...]:
             "train_seconds": data.get("train_seconds"),
             "strength": data.get("strength"),
             "blend": data.get("blend"),
+            "ensemble": [{k: m[k] for k in ("source", "weight", "decisions")} for m in data.get("ensemble") or []],
             "bytes": path.stat().st_size,
         }
         out.append(Shipped(path.stem, path, preset, tables, info))
@@ -167,6 +169,7 @@ def export(
     out: str | Path,
     strength: dict | None = None,
     blend: Sequence[tuple[str | Path, float]] = (),
+    ensemble: Sequence[tuple[str | Path, float]] = (),
 ) -> int:
     """Write the weights-only copy of a training checkpoint (no optimizer or pool) to ``out``; its size in bytes.
 
@@ -174,8 +177,10 @@ def export(
     step; else the checkpoint's own, when it is a shipped policy) travel with it for ``agurk zoo``.
     ``blend`` (other checkpoints and their weights) writes instead the weighted mean of the
     networks' parameters (a model soup: the fine-tunes of one network, so their weights lie
-    close); ``checkpoint`` keeps the rest of its weight, its metadata stays, with the sources
-    listed under ``blend`` and no strength (none was measured on the mean).
+    close); ``ensemble`` keeps every network and plays the weighted mean of their logits
+    (:class:`agents.policy.Ensemble`). Either way ``checkpoint`` keeps the rest of the weight
+    and its metadata, the sources are listed (under ``blend`` or ``ensemble``), and no
+    strength is kept (none was measured on the combination).
     """
     data = load_checkpoint(checkpoint)
     kept = {k: data[k] for k in _KEPT if k in data}
@@ -183,31 +188,45 @@ def export(
         raise CheckpointError(f"{str(checkpoint)!r} is not a checkpoint of this agurk")
     if strength is not None:
         kept["strength"] = strength
-    if blend:
-        kept["model"], kept["blend"] = _mean_weights(checkpoint, data, blend)
+    if blend and ensemble:
+        raise CheckpointError("give blend or ensemble, not both")
+    if blend or ensemble:
+        sources = _sources(checkpoint, data, blend or ensemble, same_shape=bool(blend))
+        listed = [{"source": str(p), "weight": w, "decisions": int(src.get("global_step", 0))} for p, src, w in sources]
+        if blend:
+            kept["model"] = {k: sum(w * src["model"][k] for _, src, w in sources) for k in data["model"]}
+            kept["blend"] = listed
+        else:
+            kept["ensemble"] = [listed[0]] + [
+                {**row, "hidden": list(src["hidden"]), "model": src["model"]}
+                for row, (_, src, _) in zip(listed[1:], sources[1:], strict=True)
+            ]
         kept.pop("strength", None)
     torch.save(kept, out)
     catalogue.cache_clear()
     return Path(out).stat().st_size
 
 
-def _mean_weights(
-    checkpoint: str | Path, data: dict[str, Any], blend: Sequence[tuple[str | Path, float]]
-) -> tuple[dict[str, torch.Tensor], list[dict[str, Any]]]:
-    """The weighted mean of ``data``'s network and ``blend``'s (the rest of the weight on ``data``), and its sources."""
-    rest = 1.0 - sum(w for _, w in blend)
-    if not all(0 < w < 1 for _, w in blend) or rest <= 0:
-        raise CheckpointError(f"blend weights must be in (0, 1) and sum below 1, got {[w for _, w in blend]}")
-    sources = [(checkpoint, data, rest)] + [(path, load_checkpoint(path), w) for path, w in blend]
-    for path, other, _ in sources[1:]:
-        same = [other.get(k) == data.get(k) for k in ("obs_size", "actions", "hidden")]
+def _sources(
+    checkpoint: str | Path, data: dict[str, Any], others: Sequence[tuple[str | Path, float]], same_shape: bool
+) -> list[tuple[str | Path, dict[str, Any], float]]:
+    """``checkpoint`` with the rest of the weight, then ``others``: checked to be single networks of one preset.
+
+    ``same_shape`` (a blend) also needs the same hidden widths; an ensemble's members may differ in them.
+    """
+    rest = 1.0 - sum(w for _, w in others)
+    if not all(0 < w < 1 for _, w in others) or rest <= 0:
+        raise CheckpointError(f"the weights must be in (0, 1) and sum below 1, got {[w for _, w in others]}")
+    sources = [(checkpoint, data, rest)] + [(path, load_checkpoint(path), w) for path, w in others]
+    keys = ("obs_size", "actions", "hidden") if same_shape else ("obs_size", "actions")
+    for path, other, _ in sources:
+        if other.get("ensemble"):
+            raise CheckpointError(f"{str(path)!r} is an ensemble already: combine its members instead")
+        same = [other.get(k) == data.get(k) for k in keys]
         if not all(same) or (other.get("config") or {}).get("preset") != (data.get("config") or {}).get("preset"):
-            raise CheckpointError(
-                f"cannot blend {str(path)!r} with {str(checkpoint)!r}: their networks or presets differ"
-            )
-    model = {k: sum(w * src["model"][k] for _, src, w in sources) for k in data["model"]}
-    listed = [{"source": str(p), "weight": w, "decisions": int(src.get("global_step", 0))} for p, src, w in sources]
-    return model, listed
+            what = "networks or presets" if same_shape else "observations, cards or presets"
+            raise CheckpointError(f"cannot combine {str(path)!r} with {str(checkpoint)!r}: their {what} differ")
+    return sources
 
 
 class ZooAgent:

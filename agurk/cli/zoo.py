@@ -23,14 +23,16 @@ def add_parser(sub: Any) -> None:
             "writes the weights-only copy of a run's best checkpoint into the zoo (package data next to\n"
             "agents/zoo/), with the run's training time and last evaluation; 'agurk zoo export RUN --blend\n"
             "OTHER:W' writes the weighted mean of the networks' weights instead (OTHER gets weight W, RUN the\n"
-            "rest). A policy with no evaluation of its run at that step (a blend, a lone checkpoint file) is\n"
-            "measured at export as its run would have measured it. docs/zoo.md has the command that\n"
+            "rest), and '--ensemble OTHER:W' keeps both networks and plays the weighted mean of their logits.\n"
+            "A policy with no evaluation of its run at that step (a blend, an ensemble, a lone checkpoint\n"
+            "file) is measured at export as its run would have measured it. docs/zoo.md has the command that\n"
             "trains each one."
         ),
         epilog=(
             "examples:\n  agurk zoo\n  agurk zoo export runs/zoo-swedish --preset swedish\n"
             "  agurk zoo export runs/std3 --name standard-3p\n"
-            "  agurk zoo export runs/a.pt --blend runs/b.pt:0.25 --name my-blend"
+            "  agurk zoo export runs/a.pt --blend runs/b.pt:0.25 --name my-blend\n"
+            "  agurk zoo export runs/a.pt --ensemble runs/b.pt:0.5 --name my-ensemble"
         ),
     )
     p.add_argument("action", nargs="?", choices=["list", "export"], default="list", help="what to do (default: list)")
@@ -46,6 +48,15 @@ def add_parser(sub: Any) -> None:
         default=[],
         help="export: average in this checkpoint's weights with weight W (0 < W < 1; repeatable; RUN keeps the rest); "
         "the networks must have the same shape and preset",
+    )
+    p.add_argument(
+        "--ensemble",
+        metavar="CHECKPOINT:W",
+        action="append",
+        default=[],
+        help="export: play this checkpoint's network beside RUN's, the weighted mean of their logits with weight W "
+        "(0 < W < 1; repeatable; RUN keeps the rest; twice the cost per decision for two networks); the networks "
+        "must have the same preset",
     )
     p.set_defaults(func=run)
 
@@ -68,6 +79,8 @@ def _listing(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         name, decisions, minutes = f"zoo:{row['name']}", row["decisions"], _minutes(row["train_seconds"])
         blend = f"  (weights: the mean of {len(row['blend'])} checkpoints)" if row.get("blend") else ""
+        if row.get("ensemble"):
+            blend = f"  (an ensemble of {len(row['ensemble'])} networks)"
         print(f"{name:<24} {row['table']:<30} {decisions:>11,} decisions  {minutes:>7}  {_strength(row)}{blend}")
 
 
@@ -102,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as e:
         raise CliError(f'the zoo needs torch: pip install -e ".[rl]" ({e.name} missing)') from None
     if args.action == "list":
-        if args.run or args.preset or args.name or args.out or args.force or args.blend:
+        if args.run or args.preset or args.name or args.out or args.force or args.blend or args.ensemble:
             raise CliError("agurk zoo (list) takes no other arguments")
         _listing(zoo.describe())
         return 0
@@ -125,27 +138,32 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else zoo.ZOO / f"{name}.pt"
     if out.exists() and not args.force:
         raise CliError(f"{str(out)!r} exists; add --force to replace it")
-    blend = [_blend_source(item) for item in args.blend]
+    if args.blend and args.ensemble:
+        raise CliError("give --blend or --ensemble, not both")
+    blend = [_source("--blend", item) for item in args.blend]
+    ensemble = [_source("--ensemble", item) for item in args.ensemble]
+    combined = bool(blend or ensemble)
     step = int(data.get("global_step", -1))
+    strength = None if combined else _run_strength(Path(args.run), step)
     try:
-        size = zoo.export(args.run, out, strength=None if blend else _run_strength(Path(args.run), step), blend=blend)
+        size = zoo.export(args.run, out, strength=strength, blend=blend, ensemble=ensemble)
     except CheckpointError as e:
         raise CliError(str(e)) from None
-    if blend or not _carried_strength(out):
+    if combined or not _carried_strength(out):
         size = _measure(out, data, step)
     print(f"wrote {out} ({size:,} bytes): zoo:{name}")
     return 0
 
 
-def _blend_source(item: str) -> tuple[str, float]:
-    """``PATH:W`` of ``--blend``, checked: the path and its weight."""
+def _source(option: str, item: str) -> tuple[str, float]:
+    """``PATH:W`` of ``--blend`` or ``--ensemble``, checked: the path and its weight."""
     path, _, weight = item.rpartition(":")
     try:
         w = float(weight)
     except ValueError:
         w = -1.0
     if not path or not 0 < w < 1:
-        raise CliError(f"--blend {item!r}: give CHECKPOINT:W with 0 < W < 1 (e.g. runs/b.pt:0.25)")
+        raise CliError(f"{option} {item!r}: give CHECKPOINT:W with 0 < W < 1 (e.g. runs/b.pt:0.25)")
     return path, w
 
 
@@ -157,7 +175,7 @@ def _carried_strength(path: Path) -> dict[str, Any] | None:
 
 
 def _measure(out: Path, data: dict[str, Any], step: int) -> int:
-    """Measure an exported policy that carries no strength (a blend, or a checkpoint without its run's evaluation).
+    """Measure an exported policy that carries no strength (a blend, an ensemble, a checkpoint away from its run).
 
     It is measured as its run measured its checkpoints at the end; the result is stored in the file; its size.
     """
