@@ -159,22 +159,6 @@ def test_a_blend_is_the_weighted_mean_of_the_networks_and_refuses_other_networks
         zoo.export(a, tmp_path / "x.pt", blend=[(b, 0.6), (b, 0.4)])
 
 
-def test_zoo_export_blend_measures_what_it_wrote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "b.pt"
-    a, b = str(zoo.path_of("standard-4p")), str(zoo.path_of("standard"))
-    assert main(["zoo", "export", a, "--blend", f"{b}:0.5", "--name", "b", "--out", str(out)]) == 0
-    strength = torch.load(out, weights_only=True)["strength"]
-    assert strength["opponent"] == "heuristic" and strength["deals"] == 1000
-    assert 0 < strength["win_rate"] < 1
-    assert main(["zoo", "export", a, "--blend", f"{b}:1", "--name", "b", "--out", str(tmp_path / "c.pt")]) == 2
-    assert "give CHECKPOINT:W with 0 < W < 1" in capsys.readouterr().err
-    bare = torch.load(out, weights_only=True)
-    del bare["strength"], bare["blend"]
-    torch.save(bare, tmp_path / "bare.pt")  # a checkpoint file away from its run: no evaluation to carry
-    assert main(["zoo", "export", str(tmp_path / "bare.pt"), "--name", "c", "--out", str(tmp_path / "c.pt")]) == 0
-    assert torch.load(tmp_path / "c.pt", weights_only=True)["strength"] == strength  # the same weights, measured alike
-
-
 def test_an_ensemble_plays_the_weighted_mean_of_the_members_logits(tmp_path: Path) -> None:
     a, b = zoo.path_of("standard-4p"), zoo.path_of("standard")
     out = tmp_path / "ens.pt"
@@ -202,17 +186,33 @@ def test_an_ensemble_plays_the_weighted_mean_of_the_members_logits(tmp_path: Pat
         initial_net(config_from_dict({"init": str(out)}), rules.num_actions)
 
 
-def test_zoo_export_ensemble_lists_and_measures_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "e.pt"
+@pytest.mark.parametrize("option", ["--blend", "--ensemble"])
+def test_zoo_export_measures_the_combination_it_wrote(
+    option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "b.pt"
     a, b = str(zoo.path_of("standard-4p")), str(zoo.path_of("standard"))
-    assert main(["zoo", "export", a, "--ensemble", f"{b}:0.5", "--name", "e", "--out", str(out)]) == 0
+    assert main(["zoo", "export", a, option, f"{b}:0.5", "--name", "b", "--out", str(out)]) == 0
     strength = torch.load(out, weights_only=True)["strength"]
     assert strength["opponent"] == "heuristic" and strength["deals"] == 1000
-    args = ["zoo", "export", a, "--ensemble", f"{b}:0.5", "--blend", f"{b}:0.5", "--name", "f"]
-    assert main([*args, "--out", str(tmp_path / "f.pt")]) == 2
+    assert 0 < strength["win_rate"] < 1
+    assert main(["zoo", "export", a, option, f"{b}:1", "--name", "b", "--out", str(tmp_path / "c.pt")]) == 2
+    assert f"{option} '{b}:1': give CHECKPOINT:W with 0 < W < 1" in capsys.readouterr().err
+    both = ["zoo", "export", a, "--ensemble", f"{b}:0.5", "--blend", f"{b}:0.5", "--name", "f"]
+    assert main([*both, "--out", str(tmp_path / "f.pt")]) == 2
     assert "give --blend or --ensemble, not both" in capsys.readouterr().err
-    assert main(["zoo", "export", a, "--ensemble", f"{b}:0", "--name", "f", "--out", str(tmp_path / "f.pt")]) == 2
-    assert "--ensemble" in capsys.readouterr().err
+
+
+def test_a_checkpoint_away_from_its_run_is_measured_alike(tmp_path: Path) -> None:
+    out = tmp_path / "b.pt"
+    a, b = str(zoo.path_of("standard-4p")), str(zoo.path_of("standard"))
+    assert main(["zoo", "export", a, "--blend", f"{b}:0.5", "--name", "b", "--out", str(out)]) == 0
+    strength = torch.load(out, weights_only=True)["strength"]
+    bare = torch.load(out, weights_only=True)
+    del bare["strength"], bare["blend"]
+    torch.save(bare, tmp_path / "bare.pt")  # a checkpoint file away from its run: no evaluation to carry
+    assert main(["zoo", "export", str(tmp_path / "bare.pt"), "--name", "c", "--out", str(tmp_path / "c.pt")]) == 0
+    assert torch.load(tmp_path / "c.pt", weights_only=True)["strength"] == strength  # the same weights, measured alike
 
 
 def test_zoo_command_lists_and_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
