@@ -186,6 +186,22 @@ def test_an_ensemble_plays_the_weighted_mean_of_the_members_logits(tmp_path: Pat
         initial_net(config_from_dict({"init": str(out)}), rules.num_actions)
 
 
+def test_agurk_zoo_marks_an_ensemble(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    zoo.export(zoo.path_of("standard-4p"), tmp_path / "mine.pt", ensemble=[(zoo.path_of("standard"), 0.5)])
+    monkeypatch.setattr(zoo, "ZOO", tmp_path)
+    zoo.catalogue.cache_clear()
+    try:
+        assert main(["zoo"]) == 0
+        assert [row["ensemble"][1]["weight"] for row in zoo.describe()] == [0.5]
+    finally:
+        monkeypatch.undo()
+        zoo.catalogue.cache_clear()
+    out = capsys.readouterr().out
+    assert out.startswith("zoo:mine ") and "(an ensemble of 2 networks)" in out
+
+
 @pytest.mark.parametrize("option", ["--blend", "--ensemble"])
 def test_zoo_export_measures_the_combination_it_wrote(
     option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
