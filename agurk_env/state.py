@@ -44,6 +44,8 @@ SIZE = sum(_SIZES.values())
 """Length of the state vector."""
 OBSERVATION = np.concatenate([np.arange(CARD_SLOTS), np.arange(_PUBLIC, SIZE)])
 """Columns of a state vector that form the observation of the seat it is written for (hand slot 0, public slices)."""
+OTHER_HANDS = np.arange(CARD_SLOTS, _STARTS["to_move"])
+"""Columns of a state vector that hold the other seats' hands (slots 1 on), hidden from the seat it is written for."""
 
 
 def view(vec: np.ndarray) -> dict[str, np.ndarray]:

@@ -37,10 +37,11 @@ def hands(rules: Rules, *cards: str) -> np.ndarray:
 
 
 def rigged(
-    rules: Rules, learner: list[bool], opponent: int, *cards: str, critic: str = "shared"
+    rules: Rules, learner: list[bool], opponent: int, *cards: str, critic: str = "shared", oracle_steps: int = 0
 ) -> tuple[Learner, Games]:
     """A learner and a one-game table dealt ``cards`` (seat 0 deals, so seat 1 leads)."""
-    cfg = config_from_dict({**TINY, "preset": "standard", "rules": {"hand_size": rules.hand_size}, "critic": critic})
+    game = {"preset": "standard", "rules": {"hand_size": rules.hand_size}}
+    cfg = config_from_dict({**TINY, **game, "critic": critic, "oracle_steps": oracle_steps})
     lr = Learner(cfg)
     t = Games.new(rules, 1, seed=0)
     t.state = engine.set_hands(rules, t.state, hands(rules, *cards))
@@ -51,7 +52,7 @@ def rigged(
 
 def step_all(lr: Learner, t: Games, n: int, stats: Stats | None = None) -> None:
     for _ in range(n):
-        env_step(lr.cfg, t, lr.net, lr.pool, lr.buf, lr.rng, lr.gen, stats or Stats(), lr.critic)
+        env_step(lr.cfg, t, lr.net, lr.pool, lr.buf, lr.rng, lr.gen, stats or Stats(), lr.critic, lr.oracle)
         lr.buf.end_step()
 
 
@@ -165,6 +166,8 @@ def test_masked_log_softmax_gives_illegal_cards_zero_probability() -> None:
         ({"pool": {"win_rate_decay": 1}}, r"pool.win_rate_decay must be a number in \[0, 1\)"),
         ({"critic": "oracle"}, "critic must be one of shared, full_info, not 'oracle'"),
         ({"algo": "sb3", "critic": "full_info"}, "critic must be shared with algo: sb3"),
+        ({"algo": "expert", "oracle_steps": 10}, "^oracle_steps needs algo: ppo, not 'expert'$"),
+        ({"oracle_steps": -1}, "oracle_steps must be an integer >= 0"),
         ({"algo": "fast"}, r"^algo must be one of ppo, sb3, expert, not 'fast' \('fast' is now 'ppo'\)$"),
         ({"init": ".", "algo": "sb3"}, "^init: algo sb3 starts from a fresh network"),
         ({"expert": {"init": "x"}}, "unknown config key 'expert.init'"),
@@ -459,6 +462,59 @@ def test_full_info_critic_sees_every_hand_and_the_actor_only_the_observation() -
     torch.testing.assert_close(logits_a, logits_b, rtol=0, atol=0)  # same observation, same policy
     assert buf.logprob[a] == buf.logprob[b] and buf.action[a] == buf.action[b]
     assert buf.value[a] != buf.value[b]  # the critic sees the hidden hands
+
+
+# ----------------------------------------------------------------------------- oracle guiding
+
+
+def test_the_oracle_shows_the_actor_the_hidden_hands_only_while_it_fades() -> None:
+    # seat 1 leads; seats 2 and 3 swap a card: seat 1's observation is the same, the hidden hands are not
+    rules = Rules(hand_size=2)
+    deals = [("3 4", "2 9", "5 K", "6 Q"), ("3 4", "2 9", "5 Q", "6 K")]
+    states = [engine.set_hands(rules, engine.init(rules, 1, 0), hands(rules, *cards)) for cards in deals]
+    lr, t = rigged(rules, [True] * 4, -1, *deals[0], oracle_steps=1000)
+    assert lr.oracle is not None and lr.buf.full_info and not lr.oracle.hands.weight.any()  # starts as the policy
+
+    def logits_of(st: engine.State, keep: float) -> tuple[torch.Tensor, int]:
+        t.state, lr.oracle.keep = st, keep
+        step_all(lr, t, 1)
+        i = lr.buf.n - 1
+        x = torch.from_numpy(lr.buf.inputs[i : i + 1])
+        out = lr.oracle(lr.net, x, torch.from_numpy(lr.buf.shown[i : i + 1]))[0]
+        logp = masked_log_softmax(out, torch.from_numpy(lr.buf.mask[i : i + 1]))[0, lr.buf.action[i]]
+        assert logp.item() == pytest.approx(lr.buf.logprob[i], abs=1e-6)  # the update sees what the rollout saw
+        return out, i
+
+    plain = lr.net(torch.from_numpy(observation.observe(rules, states[0])))[0]
+    torch.testing.assert_close(logits_of(states[0], 1.0)[0], plain)  # zero weights: the policy network alone
+    torch.nn.init.normal_(lr.oracle.hands.weight)
+    torch.nn.init.normal_(lr.net.actor.weight)
+    shown = [logits_of(st, 1.0) for st in states]
+    assert lr.buf.shown[[i for _, i in shown]].all()
+    assert not torch.allclose(shown[0][0], shown[1][0])  # every hidden card shown: the hands move the policy
+    faded = [logits_of(st, 0.0) for st in states]
+    assert not lr.buf.shown[[i for _, i in faded]].any()
+    torch.testing.assert_close(faded[0][0], faded[1][0], rtol=0, atol=0)  # none shown: the observation alone
+    torch.testing.assert_close(faded[0][0], lr.net(torch.from_numpy(observation.observe(rules, states[0])))[0])
+
+
+def test_an_oracle_run_fades_keeps_its_oracle_for_resume_and_saves_the_policy_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump({**TINY, "oracle_steps": 700}))
+    run = tmp_path / "run"
+    assert main(["train", str(config), "--out", str(run), "-q"]) == 0
+    data = load_checkpoint(run / "checkpoints" / "latest.pt")
+    assert data["model"]["trunk.net.0.weight"].shape == (16, observation.SIZE)  # what ppo:PATH plays
+    assert data["oracle"]["hands.weight"].shape == (16, state.OTHER_HANDS.size) and data["oracle"]["hands.weight"].any()
+    lr = PPOTrainer(config_from_dict({**TINY, "oracle_steps": 700}), resume=data).learner
+    lr.start_games()
+    lr.iterate()
+    assert lr.oracle is not None and lr.oracle.keep == 0.0 and not lr.buf.shown[: lr.buf.n].any()
+    assert main(["train", str(config), "--resume", str(run), "--set", "oracle_steps=0", "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "oracle_steps: the run was trained with an oracle, the config says oracle_steps: 0" in err, err
 
 
 @pytest.fixture(scope="module")

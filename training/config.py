@@ -182,6 +182,8 @@ class Config:
     """Widths of the MLP trunk (ReLU; the ``full_info`` critic's too); the policy and value heads are linear on top."""
     critic: Critic = "shared"
     """Value function: ``shared`` (a head on the policy's trunk) or ``full_info`` (a network on the full state)."""
+    oracle_steps: int = option(0, low=0)
+    """Oracle guiding: the first this many learner decisions show the actor the other hands, fading out (``0``: off)."""
     threads: int = option(1, low=0)
     """Torch CPU threads (``0``: torch's default, every core); one is fastest on a busy 2-core machine."""
     device: str = "cpu"
@@ -223,6 +225,8 @@ def _check(cfg: Config) -> None:
         raise ConfigError("players must name one player count with algo: sb3")
     if cfg.algo == "sb3" and cfg.critic != "shared":
         raise ConfigError(f"critic must be shared with algo: sb3, not {cfg.critic!r}")
+    if cfg.algo != "ppo" and cfg.oracle_steps:
+        raise ConfigError(f"oracle_steps needs algo: ppo, not {cfg.algo!r}")
     if not cfg.hidden:
         raise ConfigError("hidden must list one or more positive widths, not []")
     if cfg.device not in ("cpu", "cuda") and not cfg.device.startswith("cuda:"):

@@ -45,6 +45,15 @@ vector (columns :data:`agurk_env.state.OBSERVATION`), so the buffer stores the s
 alone and the policy reads its observation columns: the actor never sees another hand. The
 critic exists only in training: the checkpoint keeps it for ``--resume`` beside the policy
 network, which is all that ``PolicyAgent`` (``ppo:PATH``) and the snapshots load.
+
+**Oracle guiding** (``oracle_steps``, Suphx's "oracle guiding"): over the first
+``oracle_steps`` decisions the learner's actor also reads the other seats' hands
+(:data:`agurk_env.state.OTHER_HANDS` of the mover's state vector) through an :class:`Oracle`,
+a zero-initialised linear input added to the first layer of the trunk, so it starts as the
+policy network alone. Each hidden entry is shown with a probability that falls linearly from 1
+to 0 over those decisions (each decision's draw is stored, so the PPO ratio compares the same
+inputs); from then on the actor reads its observation alone, the policy network that every
+checkpoint holds. The oracle, like the critic, exists only in training.
 """
 
 from __future__ import annotations
@@ -75,7 +84,7 @@ from agurk_env import engine, observation
 from agurk_env.agent import Agent, dispatch
 from agurk_env.rewards import placement_rewards
 from agurk_env.rules import Rules
-from agurk_env.state import OBSERVATION, state_vector
+from agurk_env.state import OBSERVATION, OTHER_HANDS, state_vector
 from agurk_env.state import SIZE as STATE_SIZE
 from training.checkpoint import initial_net, save_checkpoint
 from training.config import Config, PoolConfig, config_to_dict
@@ -125,6 +134,41 @@ class StateCritic(nn.Module):
         return self.value(self.trunk(x)).squeeze(-1)
 
 
+# ----------------------------------------------------------------------------- oracle guiding
+
+
+class Oracle(nn.Module):
+    """The other seats' hands as an extra input of the actor's first layer, zero at first; ``keep``: how much shows."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.hands = nn.Linear(OTHER_HANDS.size, width, bias=False)
+        nn.init.zeros_(self.hands.weight)
+        self.keep = 1.0
+        """Probability that each hidden entry is shown (annealed by the learner to 0)."""
+
+    def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Which hidden entries ``(n, OTHER_HANDS.size)`` bool the actor is shown at ``n`` decisions."""
+        return rng.random((n, OTHER_HANDS.size)) < self.keep
+
+    def forward(self, net: PolicyNet, x: torch.Tensor, shown: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``net``'s logits and values on state vectors ``x``: their observation columns plus the ``shown`` hands."""
+        first, *rest = net.trunk.net
+        h = first(x[:, OBSERVATION]) + self.hands(x[:, OTHER_HANDS] * shown)
+        for layer in rest:
+            h = layer(h)
+        return net.actor(h), net.critic(h).squeeze(-1)
+
+
+def actor(
+    net: PolicyNet, x: torch.Tensor, oracle: Oracle | None, shown: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The learner's logits and values on stored inputs ``x``: observations, or state vectors (via ``oracle``)."""
+    if oracle is not None:
+        return oracle(net, x, shown)
+    return net(x if x.shape[1] == observation.SIZE else x[:, OBSERVATION])
+
+
 # ----------------------------------------------------------------------------- buffer
 
 
@@ -132,11 +176,14 @@ class Buffer:
     """Flat, preallocated storage of learner transitions, linked per seat by ``next``.
 
     ``inputs`` holds each decision's observation, or with ``full_info`` its state vector in
-    the mover's seats (the observation is its :data:`~agurk_env.state.OBSERVATION` columns).
+    the mover's seats (the observation is its :data:`~agurk_env.state.OBSERVATION` columns);
+    ``shown`` which hidden entries an oracle showed the actor (all ``False`` without one).
     """
 
     def __init__(self, capacity: int, actions: int, full_info: bool = False) -> None:
+        self.full_info = full_info
         self.inputs = np.zeros((capacity, STATE_SIZE if full_info else observation.SIZE), np.float32)
+        self.shown = np.zeros((capacity, OTHER_HANDS.size if full_info else 0), bool)
         self.mask = np.zeros((capacity, actions), bool)
         self.action = np.zeros(capacity, np.int64)
         self.logprob = np.zeros(capacity, np.float32)
@@ -147,13 +194,22 @@ class Buffer:
         self.n = 0
         self.starts: list[int] = [0]  # index ranges added by each engine step, for the backward GAE pass
 
-    def add(self, inputs: np.ndarray, mask: np.ndarray, action: np.ndarray, logprob: np.ndarray, value: np.ndarray):
+    def add(
+        self,
+        inputs: np.ndarray,
+        mask: np.ndarray,
+        action: np.ndarray,
+        logprob: np.ndarray,
+        value: np.ndarray,
+        shown: np.ndarray | None = None,
+    ):
         """Store ``k`` new transitions; return their indices."""
         k = inputs.shape[0]
         j = np.arange(self.n, self.n + k)
         if self.n + k > self.inputs.shape[0]:
             raise RuntimeError("rollout buffer overflow")  # pragma: no cover - capacity is computed to fit
         self.inputs[j], self.mask[j], self.action[j] = inputs, mask, action
+        self.shown[j] = False if shown is None else shown
         self.logprob[j], self.value[j] = logprob, value
         self.reward[j], self.done[j], self.next[j] = 0.0, False, -1
         self.n += k
@@ -169,7 +225,7 @@ class Buffer:
         keep = np.concatenate([t.last[t.last >= 0] for t in tables]) if tables else np.zeros(0, np.int64)
         keep.sort()
         m = keep.size
-        for name in ("inputs", "mask", "action", "logprob", "value", "reward"):
+        for name in ("inputs", "shown", "mask", "action", "logprob", "value", "reward"):
             arr = getattr(self, name)
             arr[:m] = arr[keep]
         self.done[:m], self.next[:m] = False, -1
@@ -297,10 +353,12 @@ def env_step(
     gen: torch.Generator,
     stats: Stats,
     critic: StateCritic | None = None,
+    oracle: Oracle | None = None,
 ) -> None:
     """One card in every game of table ``t``: the learner's where a learner seat is to move, else its opponent's.
 
-    With a ``critic`` (``full_info``) the learner's values are its values of the movers' state vectors.
+    With a ``critic`` (``full_info``) the learner's values are its values of the movers' state vectors;
+    with an ``oracle`` its actor is shown part of the other hands (``oracle.keep``).
     """
     rules, st = t.rules, t.state
     b = st.batch
@@ -311,32 +369,33 @@ def env_step(
     actions = np.zeros(b, np.int64)
 
     # inputs of every game where the learner or a snapshot moves (others never read them): the
-    # observations, or with a critic the movers' state vectors, whose columns hold the observations
+    # observations, or with a critic or an oracle the movers' state vectors, whose columns hold the observations
     wants_obs = learns | (t.opponent >= pool.n_agents)
     need = np.flatnonzero(wants_obs)
     seen = st if need.size == b else st.take(need)
     if not need.size:
         inputs = np.zeros((0, buf.inputs.shape[1]), np.float32)
-    elif critic is None:
+    elif not buf.full_info:
         inputs = observation.observe(rules, seen)
     else:
         inputs = state_vector(rules, seen, seen.cur)
-    obs = inputs if critic is None else inputs[:, OBSERVATION]
+    obs = inputs if not buf.full_info else inputs[:, OBSERVATION]
     row_of = np.cumsum(wants_obs) - 1
 
     mine = np.flatnonzero(learns)
     if mine.size:
         x, m = inputs[row_of[mine]], legal[mine]
+        shown = oracle.draw(mine.size, rng) if oracle is not None else None
         device = next(net.parameters()).device
         with torch.inference_mode():
-            logits, value = net(torch.from_numpy(obs[row_of[mine]]).to(device))
+            logits, value = actor(net, torch.from_numpy(x).to(device), oracle, _tensor(shown, device))
             if critic is not None:
                 value = critic(torch.from_numpy(x).to(device))
             logp = masked_log_softmax(logits, torch.from_numpy(m).to(device))
             a = sample(logp, generator=gen)
             lp = logp.gather(1, a[:, None]).squeeze(1)
         a_np = a.cpu().numpy()
-        j = buf.add(x, m, a_np, lp.cpu().numpy(), value.cpu().numpy())
+        j = buf.add(x, m, a_np, lp.cpu().numpy(), value.cpu().numpy(), shown)
         seat = st.cur[mine]
         prev = t.last[mine, seat]
         linked = prev >= 0
@@ -353,6 +412,11 @@ def env_step(
     if st.round_over.any():
         st = _end_rounds(cfg, t, st, pool, buf, rng, stats)
     t.state = st
+
+
+def _tensor(a: np.ndarray | None, device: torch.device) -> torch.Tensor | None:
+    """``a`` as a tensor on ``device`` (``None`` stays ``None``)."""
+    return None if a is None else torch.from_numpy(a).to(device)
 
 
 def _end_rounds(
@@ -429,6 +493,7 @@ def ppo_update(
     idx: np.ndarray,
     adv: np.ndarray,
     critic: StateCritic | None = None,
+    oracle: Oracle | None = None,
 ) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over the trainable transitions ``idx`` (``critic``: values)."""
     device = next(net.parameters()).device
@@ -446,7 +511,8 @@ def ppo_update(
             rows = idx[mb]
             b_in, b_mask, b_act = buf.inputs[rows], to(buf.mask[rows]), to(buf.action[rows])
             b_logp, b_val, b_ret, b_adv = to(buf.logprob[rows]), to(buf.value[rows]), to(returns[mb]), to(adv[rows])
-            logits, newvalue = net(to(b_in if critic is None else b_in[:, OBSERVATION]))
+            b_shown = to(buf.shown[rows]) if oracle is not None else None
+            logits, newvalue = actor(net, to(b_in), oracle, b_shown)
             if critic is not None:
                 newvalue = critic(to(b_in))
             logp = masked_log_softmax(logits, b_mask)
@@ -506,7 +572,10 @@ class Learner:
         self.net = initial_net(cfg, actions, fresh).to(self.device)  # a fresh network, or the one of ``init``
         self.critic = StateCritic(cfg.hidden).to(self.device).eval() if cfg.critic == "full_info" else None
         """The ``full_info`` value network (``None``: the policy network's own value head)."""
+        self.oracle = Oracle(cfg.hidden[0]).to(self.device) if cfg.oracle_steps else None
+        """The oracle-guiding input of the actor (``None`` without ``oracle_steps``)."""
         params = [*self.net.parameters(), *(self.critic.parameters() if self.critic else ())]
+        params += [*(self.oracle.parameters() if self.oracle else ())]
         self.opt = torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5)  # one group: one annealed step size
         self.pool = Pool(cfg.pool, self.make_net, cfg.seed, self.device)
         self.rng = np.random.default_rng([cfg.seed, 0x9001])
@@ -516,7 +585,7 @@ class Learner:
         self.best_score = float("-inf")
         self.tables: list[Games] = []
         capacity = sum(cfg.num_envs * r.players + cfg.num_envs * cfg.num_steps for r in self.rule_sets)
-        self.buf = Buffer(capacity, actions, full_info=self.critic is not None)
+        self.buf = Buffer(capacity, actions, full_info=self.critic is not None or self.oracle is not None)
 
     def start_games(self) -> None:
         """Deal fresh games (seeded by the update count, so a resumed run gets new deals) and seat them."""
@@ -533,13 +602,15 @@ class Learner:
         if cfg.anneal_lr:
             frac = max(1.0 - self.global_step / cfg.total_steps, 0.0)
             self.opt.param_groups[0]["lr"] = frac * cfg.learning_rate
+        if self.oracle is not None:
+            self.oracle.keep = max(1.0 - self.global_step / cfg.oracle_steps, 0.0)
         stats = Stats()
         for _ in range(cfg.num_steps):
             for t in self.tables:
-                env_step(cfg, t, self.net, self.pool, self.buf, self.rng, self.gen, stats, self.critic)
+                env_step(cfg, t, self.net, self.pool, self.buf, self.rng, self.gen, stats, self.critic, self.oracle)
             self.buf.end_step()
         idx, adv = advantages(self.buf, cfg.gamma, cfg.gae_lambda)
-        logs = ppo_update(cfg, self.net.train(), self.opt, self.buf, idx, adv, self.critic)
+        logs = ppo_update(cfg, self.net.train(), self.opt, self.buf, idx, adv, self.critic, self.oracle)
         self.net.eval()
         self.buf.carry(self.tables)
         self.global_step += int(idx.size)
@@ -549,6 +620,8 @@ class Learner:
         if self.update % cfg.pool.snapshot_every == 0 and cfg.pool.snapshots > 0:
             self.pool.add_snapshot(self.net, self.global_step, max(r.players for r in self.rule_sets))
         logs["charts/learning_rate"] = self.opt.param_groups[0]["lr"]
+        if self.oracle is not None:
+            logs["charts/oracle_shown"] = self.oracle.keep
         logs["charts/decisions_per_update"] = float(idx.size)
         if stats.rounds:
             logs["charts/round_reward"] = stats.round_reward / stats.rounds
@@ -557,8 +630,10 @@ class Learner:
     def state(self) -> dict[str, Any]:
         """What a checkpoint needs besides the network (see :func:`training.checkpoint.save_checkpoint`)."""
         critic = {"state_critic": {k: v.cpu() for k, v in self.critic.state_dict().items()}} if self.critic else {}
+        oracle = {"oracle": {k: v.cpu() for k, v in self.oracle.state_dict().items()}} if self.oracle else {}
         return {
             **critic,
+            **oracle,
             "optimizer": self.opt.state_dict(),
             "global_step": self.global_step,
             "update": self.update,
@@ -575,6 +650,8 @@ class Learner:
             self.critic.load_state_dict(data["state_critic"])
         elif "state_critic" in data:
             raise ValueError("the checkpoint holds a full_info critic, the config says critic: shared")
+        if self.oracle is not None:
+            self.oracle.load_state_dict(data["oracle"])
         self.opt.load_state_dict(data["optimizer"])
         self.global_step, self.update = int(data["global_step"]), int(data["update"])
         self.best_score = float(data["best_score"])

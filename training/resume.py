@@ -127,6 +127,10 @@ def resume_checkpoint(resume: str, cfg: Config, new_game: bool = False) -> Resum
     critic = "full_info" if "state_critic" in data else "shared"  # a checkpoint from before the key: shared
     if algo == cfg.algo == "ppo" and critic != cfg.critic:
         fatal.append(f"critic: the run was trained with critic {critic!r}, the config says {cfg.critic!r}")
+    oracle = "oracle" in data
+    if algo == cfg.algo == "ppo" and oracle != bool(cfg.oracle_steps):
+        had = "with an oracle" if oracle else "without an oracle"
+        fatal.append(f"oracle_steps: the run was trained {had}, the config says oracle_steps: {cfg.oracle_steps}")
     pool = data.get("pool")
     if algo == cfg.algo == "ppo" and isinstance(pool, dict) and "specs" in pool and "nets" in pool:
         specs, slots = list(pool["specs"]), len(pool["nets"])
