@@ -58,9 +58,11 @@ class Trunk(nn.Module):
         self.net = nn.Sequential(*layers)
         self.out_size = obs_size
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Features ``(N, hidden[-1])`` of observations ``(N, obs_size)``."""
-        return self.net(x)
+    def forward(self, x: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
+        """Features ``(N, hidden[-1])`` of observations ``(N, obs_size)``; ``extra`` joins the first layer's sum."""
+        if extra is None:
+            return self.net(x)
+        return self.net[1:](self.net[0](x) + extra)
 
 
 class PolicyNet(nn.Module):
@@ -73,9 +75,9 @@ class PolicyNet(nn.Module):
         self.actor = layer_init(nn.Linear(self.trunk.out_size, actions), std=0.01)
         self.critic = layer_init(nn.Linear(self.trunk.out_size, 1), std=1.0)
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Raw logits ``(N, actions)`` and values ``(N,)``."""
-        h = self.trunk(x)
+    def forward(self, x: torch.Tensor, extra: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Raw logits ``(N, actions)`` and values ``(N,)``; ``extra``: a training-only input to the first layer."""
+        h = self.trunk(x, extra)
         return self.actor(h), self.critic(h).squeeze(-1)
 
 

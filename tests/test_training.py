@@ -19,7 +19,7 @@ from agents.registry import AgentSpecError, make_agents  # noqa: E402
 from agurk.cli import main  # noqa: E402
 from agurk_env import engine, observation, state  # noqa: E402
 from agurk_env.rules import CARDS, Rules  # noqa: E402
-from training.config import ConfigError, config_from_dict, load_config  # noqa: E402
+from training.config import Config, ConfigError, config_from_dict, load_config  # noqa: E402
 from training.ppo import Games, Learner, PPOTrainer, Stats, advantages, env_step  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -48,6 +48,9 @@ def rigged(
     t.learner[:] = learner
     t.opponent[:] = opponent
     return lr, t
+
+
+TINY_LR = Config().learning_rate  # TINY keeps the default step size
 
 
 def step_all(lr: Learner, t: Games, n: int, stats: Stats | None = None) -> None:
@@ -168,6 +171,7 @@ def test_masked_log_softmax_gives_illegal_cards_zero_probability() -> None:
         ({"algo": "sb3", "critic": "full_info"}, "critic must be shared with algo: sb3"),
         ({"algo": "expert", "oracle_steps": 10}, "^oracle_steps needs algo: ppo, not 'expert'$"),
         ({"oracle_steps": -1}, "oracle_steps must be an integer >= 0"),
+        ({"oracle_lr_scale": 10}, "^oracle_lr_scale needs oracle_steps > 0$"),
         ({"algo": "fast"}, r"^algo must be one of ppo, sb3, expert, not 'fast' \('fast' is now 'ppo'\)$"),
         ({"init": ".", "algo": "sb3"}, "^init: algo sb3 starts from a fresh network"),
         ({"expert": {"init": "x"}}, "unknown config key 'expert.init'"),
@@ -515,6 +519,20 @@ def test_an_oracle_run_fades_keeps_its_oracle_for_resume_and_saves_the_policy_al
     assert main(["train", str(config), "--resume", str(run), "--set", "oracle_steps=0", "-q"]) == 2
     err = capsys.readouterr().err.strip()
     assert "oracle_steps: the run was trained with an oracle, the config says oracle_steps: 0" in err, err
+
+
+def test_oracle_lr_scale_multiplies_the_oracle_inputs_annealed_step_size() -> None:
+    moved = []
+    for scale in (1.0, 10.0):
+        lr = Learner(config_from_dict({**TINY, "oracle_steps": 1500, "oracle_lr_scale": scale}))
+        assert [g["lr"] for g in lr.opt.param_groups] == [TINY_LR, scale * TINY_LR]
+        lr.global_step = TINY["total_steps"] // 2
+        lr.start_games()
+        lr.iterate()
+        assert [g["lr"] for g in lr.opt.param_groups] == [TINY_LR / 2, scale * TINY_LR / 2]
+        assert lr.oracle is not None
+        moved.append(lr.oracle.hands.weight.abs().sum().item())
+    assert moved[1] > 5 * moved[0] > 0  # Adam's first steps scale with the step size
 
 
 @pytest.fixture(scope="module")

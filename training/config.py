@@ -184,6 +184,8 @@ class Config:
     """Value function: ``shared`` (a head on the policy's trunk) or ``full_info`` (a network on the full state)."""
     oracle_steps: int = option(0, low=0)
     """Oracle guiding: the first this many learner decisions show the actor the other hands, fading out (``0``: off)."""
+    oracle_lr_scale: float = option(1.0, low=0)
+    """The oracle input's step size as a multiple of ``learning_rate`` (annealed with it); needs ``oracle_steps``."""
     threads: int = option(1, low=0)
     """Torch CPU threads (``0``: torch's default, every core); one is fastest on a busy 2-core machine."""
     device: str = "cpu"
@@ -227,6 +229,8 @@ def _check(cfg: Config) -> None:
         raise ConfigError(f"critic must be shared with algo: sb3, not {cfg.critic!r}")
     if cfg.algo != "ppo" and cfg.oracle_steps:
         raise ConfigError(f"oracle_steps needs algo: ppo, not {cfg.algo!r}")
+    if cfg.oracle_lr_scale != 1.0 and not cfg.oracle_steps:
+        raise ConfigError("oracle_lr_scale needs oracle_steps > 0")
     if not cfg.hidden:
         raise ConfigError("hidden must list one or more positive widths, not []")
     if cfg.device not in ("cpu", "cuda") and not cfg.device.startswith("cuda:"):

@@ -153,11 +153,7 @@ class Oracle(nn.Module):
 
     def forward(self, net: PolicyNet, x: torch.Tensor, shown: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``net``'s logits and values on state vectors ``x``: their observation columns plus the ``shown`` hands."""
-        first, *rest = net.trunk.net
-        h = first(x[:, OBSERVATION]) + self.hands(x[:, OTHER_HANDS] * shown)
-        for layer in rest:
-            h = layer(h)
-        return net.actor(h), net.critic(h).squeeze(-1)
+        return net(x[:, OBSERVATION], self.hands(x[:, OTHER_HANDS] * shown))
 
 
 def actor(
@@ -575,8 +571,11 @@ class Learner:
         self.oracle = Oracle(cfg.hidden[0]).to(self.device) if cfg.oracle_steps else None
         """The oracle-guiding input of the actor (``None`` without ``oracle_steps``)."""
         params = [*self.net.parameters(), *(self.critic.parameters() if self.critic else ())]
-        params += [*(self.oracle.parameters() if self.oracle else ())]
-        self.opt = torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5)  # one group: one annealed step size
+        groups = [{"params": params}] + ([{"params": [*self.oracle.parameters()]}] if self.oracle else [])
+        self.lr_scales = [1.0, cfg.oracle_lr_scale][: len(groups)]
+        """Each optimizer group's step size as a multiple of the (annealed) ``learning_rate``."""
+        self.opt = torch.optim.Adam(groups, lr=cfg.learning_rate, eps=1e-5)
+        self.set_learning_rate(cfg.learning_rate)
         self.pool = Pool(cfg.pool, self.make_net, cfg.seed, self.device)
         self.rng = np.random.default_rng([cfg.seed, 0x9001])
         self.gen = torch.Generator(device=self.device).manual_seed(cfg.seed + 1)
@@ -586,6 +585,11 @@ class Learner:
         self.tables: list[Games] = []
         capacity = sum(cfg.num_envs * r.players + cfg.num_envs * cfg.num_steps for r in self.rule_sets)
         self.buf = Buffer(capacity, actions, full_info=self.critic is not None or self.oracle is not None)
+
+    def set_learning_rate(self, lr: float) -> None:
+        """Set every optimizer group's step size to ``lr`` times its scale."""
+        for group, scale in zip(self.opt.param_groups, self.lr_scales, strict=True):
+            group["lr"] = lr * scale
 
     def start_games(self) -> None:
         """Deal fresh games (seeded by the update count, so a resumed run gets new deals) and seat them."""
@@ -600,8 +604,7 @@ class Learner:
         """One rollout and one PPO update; return the scalars to log."""
         cfg = self.cfg
         if cfg.anneal_lr:
-            frac = max(1.0 - self.global_step / cfg.total_steps, 0.0)
-            self.opt.param_groups[0]["lr"] = frac * cfg.learning_rate
+            self.set_learning_rate(max(1.0 - self.global_step / cfg.total_steps, 0.0) * cfg.learning_rate)
         if self.oracle is not None:
             self.oracle.keep = max(1.0 - self.global_step / cfg.oracle_steps, 0.0)
         stats = Stats()
