@@ -9,9 +9,13 @@ tricks and the win rate shows what perfect play from there is worth; put a fair 
 
     python examples/late_search.py --late 4 --search oracle --deals 300
     python examples/late_search.py --late 4 --search "pimc:eval=exact;belief=models" --deals 1000
+    python examples/late_search.py --rules free_choice --set players=3 --set hand_size=5 \
+        --set ace_lock=any --set limit=1 --set match_end=first_out --unit round \
+        --policy zoo:free_choice-3x5-anyace-single --late 3 --search oracle --field pimc:eval=exact
 
 Each run plays the composed agent in one seat against ``--field`` in the others on the same
-duplicate deals as ``agurk evaluate --agents POLICY,guard,guard,guard --seed SEED``.
+duplicate deals as ``agurk evaluate --agents POLICY,guard,guard,guard --seed SEED`` (``--rules`` and
+``--set`` as there; ``--set players=N`` for the table size).
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ import numpy as np
 
 from agents.registry import make_agent
 from agents.tournament import tournament
+from agurk.cli.common import add_rules_options, resolve_rules
 from agurk_env.agent import Decision
-from agurk_env.rules import Rules
 
 
 class Late:
@@ -52,19 +56,21 @@ def main() -> None:
     parser.add_argument("--search", default="oracle", help="the agent of the last --late tricks")
     parser.add_argument("--late", type=int, default=4, help="cards left in hand from which --search plays")
     parser.add_argument("--field", default="guard", help="the agent in every other seat")
-    parser.add_argument("--players", type=int, default=4)
+    add_rules_options(parser)
+    parser.add_argument("--unit", choices=("match", "round"), default="match", help="what the win rate scores")
     parser.add_argument("--deals", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    rules = Rules.preset("standard").replace(players=args.players)
+    rules = resolve_rules(args.rules, args.set)
     agent = Late(args.policy, args.search, args.late)
     started = time.perf_counter()
-    result = tournament(rules, [agent] + [args.field] * (args.players - 1), args.deals, args.seed)
-    me = result.to_dict()["entries"][0]
+    result = tournament(rules, [agent] + [args.field] * (rules.players - 1), args.deals, args.seed, unit=args.unit)
+    me, field = result.to_dict()["entries"][:2]
     low, high = me["win_rate_ci"]
     print(
         f"{agent.spec}: win rate {me['win_rate']:.3f} [{low:.3f}, {high:.3f}],"
-        f" penalty/round {me['mean_penalty']:.2f} ({args.deals} deals, {time.perf_counter() - started:.0f} s)"
+        f" penalty/round {me['mean_penalty']:.2f} (each {args.field} {field['mean_penalty']:.2f};"
+        f" {args.deals} deals, {time.perf_counter() - started:.0f} s)"
     )
 
 
