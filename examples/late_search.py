@@ -27,6 +27,7 @@ import numpy as np
 
 from agents.registry import make_agent
 from agents.tournament import tournament
+from agents.tournament_stats import UNITS
 from agurk.cli.common import add_rules_options, resolve_rules
 from agurk_env.agent import Decision
 
@@ -57,7 +58,7 @@ def main() -> None:
     parser.add_argument("--late", type=int, default=4, help="cards left in hand from which --search plays")
     parser.add_argument("--field", default="guard", help="the agent in every other seat")
     add_rules_options(parser)
-    parser.add_argument("--unit", choices=("match", "round"), default="match", help="what the win rate scores")
+    parser.add_argument("--unit", choices=UNITS, default="match", help="what the win rate scores")
     parser.add_argument("--deals", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
