@@ -197,6 +197,18 @@ class Game:
         cards = card_text(self.env.legal_bits()).split()
         return " ".join(sorted(cards, key=lambda n: strength[CARDS.index(n)]))
 
+    def _last_trick_text(self, end: engine.State, t: int) -> str:
+        """Who took the last trick, and every seat it charges when several tie on its top rank."""
+        text = f"trick {t + 1} taken by {self._name(int(end.trick_winner[0, t]))}"
+        charged = np.flatnonzero(end.round_penalty[0] > 0).tolist()
+        if self.rules.scoring != "last_trick" or len(charged) < 2:
+            return text
+        names = [self._name(s) for s in charged]
+        return (
+            f"{text}; {', '.join(names[:-1])} and {names[-1]} played its top rank and each scores it "
+            "(last_trick_ties=all: every player holding the top rank in the last trick scores)"
+        )
+
     def show_round_end(self, end: engine.State) -> None:
         """Penalties, scores, lives, who went out or rebought."""
         r = self.rules
@@ -284,7 +296,7 @@ class Game:
             env.step(card)
             if len(env.round_ends) > ends:
                 end = env.round_ends[-1]
-                self.say(f"trick {t + 1} taken by {self._name(int(end.trick_winner[0, t]))}")
+                self.say(self._last_trick_text(end, t))
                 self.show_round_end(end)
                 self.show_going_out(end)
                 if end.match_over[0]:

@@ -59,3 +59,21 @@ def test_an_entry_out_of_range_is_said_so() -> None:
     assert choice_error("#9", hand) == "there is no entry #9: your hand has entries #1..#5"
     assert choice_error("15", hand) == "there is no entry #15: your hand has entries #1..#5"
     assert choice_error("zz", hand).startswith("unknown card 'zz'")
+
+
+def test_a_tie_in_the_last_trick_names_every_seat_charged() -> None:
+    seen = False
+    for seed in range(8):
+        record, text = _play(Rules.preset("standard", players=4), seed)
+        for i, rnd in enumerate(record["rounds"]):
+            charged = [s for s, p in enumerate(rnd["penalties"]) if p > 0]
+            if len(charged) < 2:
+                continue
+            seen = True
+            head = text[: text.index(f"round {i + 1} over")]
+            said = head.splitlines()[-1]
+            assert "last_trick_ties=all" in said and "each scores it" in said
+            assert all(f"P{s} " in said for s in charged), said
+        if seen:
+            break
+    assert seen
