@@ -41,7 +41,13 @@ def add_parser(sub: Any) -> None:
             "  agurk evaluate --agents ppo:runs/qs/checkpoints/best.pt,heuristic,heuristic,heuristic"
         ),
     )
-    p.add_argument("config", metavar="CONFIG.yaml", nargs="?", default=None, help="the training config")
+    p.add_argument(
+        "config",
+        metavar="CONFIG.yaml",
+        nargs="?",
+        default=None,
+        help="the training config (default: the quick start, configs/quickstart.yaml, shipped with the package)",
+    )
     p.add_argument(
         "--out",
         metavar="DIR",
@@ -102,8 +108,10 @@ def _train(args: argparse.Namespace, signals: Signals) -> int:
     from training.run import check_device, check_init, execute
     from training.run_folder import RunFolderError, claim_out, default_out
 
-    if args.config is None and args.resume is None:
-        raise CliError("give a CONFIG.yaml (or --resume RUN_DIR to continue a run)")
+    if args.config is None and args.resume is None:  # the quick start, the config shipped with the package
+        from training.config import packaged_config
+
+        args.config = str(packaged_config("quickstart.yaml"))
     out = Path(args.out) if args.out else Path(args.resume) if args.resume else None
     try:
         cfg = resolve_config(args.config, args.resume, args.set)
