@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,79 @@ def test_agurk_train_without_a_config_trains_the_quick_start(
     (cfg, out), = seen
     assert cfg == load_config(packaged_config("quickstart.yaml"))
     assert Path(out).parent == Path("runs") and Path(out).name.startswith("quickstart-")
+
+
+def _bar_text(width: int, results: list[dict]) -> str:
+    """What agurk train's progress bar shows on a terminal ``width`` columns wide after an evaluation."""
+    import io
+
+    from rich.console import Console
+
+    from agurk.cli.train_progress import Progress
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, force_terminal=True, color_system=None, legacy_windows=False)
+    progress = Progress(console, 24_000_000, 0, "bar", time_limit=540)
+    progress.begin()
+    progress.update(12_345_678, sps=23_456.0, evaluation={"results": results})
+    progress.close()
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("players", [[4], [3, 4, 5]])
+def test_the_progress_bar_shows_the_win_rate_whole_at_80_columns(players: list[int]) -> None:
+    results = [{"players": p, "win_rate": 0.3125, "win_rate_ci": [0.281, 0.344], "fair_share": 1 / p} for p in players]
+    text = _bar_text(80, results)
+    last = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text.split("\x1b[2K")[-1])  # the final frame, bare
+    assert "…" not in last
+    assert "12,345,678/24,000,000 decisions" in last and "23,456/s" in last
+    flat = " ".join(last.split())
+    for p in players:
+        assert f"{p}p 0.312 [0.281,0.344]" in flat
+    assert "eta " in flat
+    assert all(len(line) <= 80 for line in last.splitlines())
+
+
+def _variant(preset: str, rank: int) -> dict:
+    """A ranked variant as agurk skill-report prints it (every statistic with an interval)."""
+    from skill.report import STAT_KEYS
+
+    row = {"rank": rank, "preset": preset}
+    for i, key in enumerate(STAT_KEYS):
+        row[key], row[f"{key}_ci"] = 0.5 + i, [0.25 + i, 0.75 + i]
+    return row
+
+
+def test_the_skill_report_table_is_unwrapped_in_a_file(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agurk.cli.skill_report import _print_table
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    presets = ["standard", "last_trick_only", "every_trick"]
+    _print_table([_variant(p, i + 1) for i, p in enumerate(presets)], "variants ranked by relative skill")
+    lines = capsys.readouterr().out.splitlines()
+    for i, preset in enumerate(presets):
+        (line,) = [line for line in lines if f" {preset} " in line]  # one line per row, no cell wrapped
+        assert line.split("│")[1].strip() == str(i + 1)
+        assert "0.50 [0.25, 0.75]" in line and line.count("[") == 6
+
+
+def test_agurk_sweep_prints_its_table_unwrapped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("matplotlib")
+    import yaml
+
+    from agurk.cli import main
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    grid = {"presets": ["standard"], "players": [3], "seeds": [0], "overrides": [{"limit": 10}]}
+    config = tmp_path / "sweep.yaml"
+    config.write_text(yaml.safe_dump({**grid, "agents": ["random", "ducker"], "deals": 8, "resamples": 20}))
+    assert main(["sweep", str(config), "--out", str(tmp_path / "out"), "--workers", "1", "-q"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if " standard " in line]
+    assert [line.split("│")[6].strip() for line in rows] == ["random", "ducker"]
+    assert all(line.count("[") == 4 and "limit=10" in line for line in rows)

@@ -22,7 +22,6 @@ from agurk.cli.common import (
     rl_extra_error,
     start_bar,
     stderr_console,
-    stdout_console,
     task_errors,
 )
 from agurk.cli.train_progress import LOG_SECONDS, clock
@@ -386,6 +385,7 @@ def _print_table(rows: list[dict[str, Any]], title: str) -> None:
     """Ranked variants (or atlas cells) as a table on stdout."""
     from rich.table import Table
 
+    from agurk.cli.tables import print_table
     from skill.report import STAT_KEYS, stat_text
 
     table = Table(title=title, title_justify="left")
@@ -394,4 +394,4 @@ def _print_table(rows: list[dict[str, Any]], title: str) -> None:
     for v in rows:
         name = f"{v['preset']} {v['players']}p x {v['hand_size']}c" if "key" in v else v["preset"]
         table.add_row(str(v["rank"]), name, *(stat_text(v, k) for k in STAT_KEYS))
-    stdout_console().print(table)
+    print_table(table)

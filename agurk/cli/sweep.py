@@ -118,6 +118,7 @@ class SweepProgress:
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) a sweep and write its results table."""
     try:
+        from agurk.cli.tables import print_table, sweep_table
         from skill.sweep import load_sweep, run_sweep
         from training.config import ConfigError
         from training.run_folder import RunFolderError
@@ -146,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
     if result.moved:
         print(f"{PROG}: {moved_text(Path(args.out), result.moved, 'the sweep')}", file=sys.stderr)
     seconds = time.perf_counter() - start
+    print_table(sweep_table(result.rows, f"sweep {args.config}: each agent against {cfg.opponent}, 95% intervals"))
     print(
         f"{len(result.ran) + len(result.resumed)} tasks ({len(result.resumed)} resumed, {len(result.ran)} run), "
         f"{len(result.rows)} rows, {seconds:.0f} s -> {Path(args.out) / 'results.csv'}"

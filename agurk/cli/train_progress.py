@@ -57,25 +57,12 @@ class Progress:
         self.mode, self.total, self.start, self.time_limit, self.every = mode, total, start, time_limit, every
         self._bar: Any = None
         self._sps: float | None = None
-        self._eval = "-"
+        self._eval = self._eta = "-"
         self._started = time.monotonic()
         self._last_line: float | None = None
         if mode == "bar":
-            from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
-            from rich.progress import Progress as Bar
-
-            self._bar = Bar(
-                TextColumn("[bold]training"),
-                BarColumn(),
-                TextColumn("{task.fields[decisions]} decisions"),
-                TextColumn("{task.fields[sps]} decisions/s"),
-                TimeElapsedColumn(),
-                TextColumn("eta {task.fields[eta]}"),
-                TextColumn("win: {task.fields[eval]}"),
-                console=console,
-                transient=False,
-            )
-            fields = {"decisions": f"{start:,}/{total:,}", "sps": "-", "eta": "-", "eval": "-"}
+            self._bar = _two_line_bar(console, self)
+            fields = {"decisions": f"{start:,}/{total:,}", "sps": "-"}
             self._task = self._bar.add_task("train", total=1.0, completed=self.done(start, self._started), **fields)
             self._bar.start()
 
@@ -110,8 +97,8 @@ class Progress:
             self._eval = eval_text(evaluation, short=True)
         now = time.monotonic()
         if self.mode == "bar":
-            fields: dict[str, Any] = {"eval": self._eval, "decisions": f"{step:,}/{self.total:,}"}
-            fields["eta"] = self.eta(step, now)
+            fields: dict[str, Any] = {"decisions": f"{step:,}/{self.total:,}"}
+            self._eta = self.eta(step, now)
             if self._sps is not None:
                 fields["sps"] = f"{self._sps:,.0f}"
             self._bar.update(self._task, completed=self.done(step, now), **fields)
@@ -129,7 +116,37 @@ class Progress:
             f"eta {self.eta(step, now)}, win: {self._eval}"
         )
 
+    def second_line(self) -> str:
+        """The bar's second line: the ETA and the latest evaluation (the bar's line keeps to 80 columns)."""
+        return f"  eta {self._eta} · win: {self._eval}"
+
     def close(self) -> None:
         """Stop the bar."""
         if self._bar is not None:
             self._bar.stop()
+
+
+def _two_line_bar(console: Any, progress: Progress) -> Any:
+    """A rich progress bar on two lines, each readable at 80 columns: the bar, then ETA and win rate.
+
+    On one line, an 80-column terminal cut every field short (the win rate unreadable); the
+    second line wraps at words when the evaluation names several player counts.
+    """
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as Bar
+    from rich.text import Text
+
+    class TwoLines(Bar):
+        def get_renderables(self) -> Any:
+            yield self.make_tasks_table(self.tasks)
+            yield Text(progress.second_line())
+
+    return TwoLines(
+        TextColumn("[bold]training"),
+        BarColumn(bar_width=16),
+        TextColumn("{task.fields[decisions]} decisions ·"),
+        TextColumn("{task.fields[sps]}/s ·"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
