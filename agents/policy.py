@@ -114,18 +114,20 @@ def can_widen(small: list[int], hidden: list[int]) -> bool:
 
 
 @torch.no_grad()
-def widened(net: PolicyNet, hidden: list[int]) -> PolicyNet:
+def widened(net: PolicyNet, hidden: list[int], actions: int | None = None) -> PolicyNet:
     """A wider (or deeper) network that computes exactly what ``net`` computes (Net2Net, Chen et al. 2016).
 
     Every old unit keeps its weights and reads the old units only; the new units get fresh
     incoming weights and zero outgoing ones, so the logits and values are unchanged while
     the new units start to learn at once. An added layer copies its input into its first
     units (the identity: the ReLU outputs are never negative). Lets a fine-tune give a
-    trained policy more capacity without starting over.
+    trained policy more capacity without starting over. ``actions`` adds card outputs (the
+    joker) with zero weights and bias: the logits of the old cards stay as they were.
     """
-    if not can_widen(net.hidden, hidden):
-        raise ValueError(f"cannot widen hidden {net.hidden} to {hidden}")
-    big = PolicyNet(net.obs_size, net.actions, hidden)
+    actions = net.actions if actions is None else actions
+    if not can_widen(net.hidden, hidden) or actions < net.actions:
+        raise ValueError(f"cannot widen hidden {net.hidden} to {hidden} and {net.actions} cards to {actions}")
+    big = PolicyNet(net.obs_size, actions, hidden)
     old = [m for m in net.trunk.net if isinstance(m, nn.Linear)]
     new = [m for m in big.trunk.net if isinstance(m, nn.Linear)]
     width_in = net.obs_size
@@ -140,9 +142,11 @@ def widened(net: PolicyNet, hidden: list[int]) -> PolicyNet:
         layer.bias[:out] = b
         width_in = out
     for head_new, head_old in ((big.actor, net.actor), (big.critic, net.critic)):
+        rows = head_old.weight.shape[0]
         head_new.weight.zero_()
-        head_new.weight[:, :width_in] = head_old.weight
-        head_new.bias.copy_(head_old.bias)
+        head_new.bias.zero_()
+        head_new.weight[:rows, :width_in] = head_old.weight
+        head_new.bias[:rows] = head_old.bias
     return big
 
 

@@ -114,12 +114,14 @@ def rules_reference() -> str:
 def config_reference() -> str:
     """Every key of a training config, section by section (``pool.self_play``...)."""
     from agurk_env.options import declared
-    from training.config import Config
+    from training.config import Config, TableFamily
 
     parts = ["## Top-level keys", _options_table(Config)]
     for name, section in declared(Config).items():
         if dataclasses.is_dataclass(section.type):
             parts += [f"## `{name}`", section.doc, _options_table(section.type, f"{name}.")]
+    doc = TableFamily.__doc__.splitlines()[0]
+    parts += ["### `mixture.families.NAME`", doc, _options_table(TableFamily, "mixture.families.NAME.")]
     return "\n\n".join(parts)
 
 

@@ -100,10 +100,12 @@ def initial_net(cfg: Config, actions: int, fresh: bool = True) -> PolicyNet:
             f" ({', '.join(m['source'] for m in data['ensemble'])})"
         )
     small = [int(h) for h in data["hidden"]]
-    if not can_widen(small, list(cfg.hidden)) or int(data["actions"]) < actions:
+    if not can_widen(small, list(cfg.hidden)):
         raise ConfigError(
-            f"init: the checkpoint's network (hidden {small}, {data['actions']} cards) does not fit the config"
-            f" (hidden {list(cfg.hidden)}, {actions} cards; hidden may be as wide or wider, as deep or deeper)"
+            f"init: the checkpoint's network (hidden {small}) does not fit the config"
+            f" (hidden {list(cfg.hidden)}; hidden may be as wide or wider, as deep or deeper)"
         )
     net = net_from_checkpoint(data, cfg.init)
-    return net if small == list(cfg.hidden) else widened(net, list(cfg.hidden))
+    actions = max(actions, net.actions)  # a network with the joker's output also plays without jokers
+    same = small == list(cfg.hidden) and net.actions == actions
+    return net if same else widened(net, list(cfg.hidden), actions)

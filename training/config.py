@@ -20,7 +20,7 @@ import yaml
 
 from agurk_env.options import OptionError, build, option, split_assignment
 from agurk_env.rewards import Episode
-from agurk_env.rules import PRESETS, Rules, RulesError
+from agurk_env.rules import CARDS, PRESETS, Rules, RulesError
 
 Algo = Literal["ppo", "sb3", "expert"]
 """The trainers: PPO on the batched engine, sb3-contrib's MaskablePPO, or expert iteration."""
@@ -120,6 +120,38 @@ class ExpertConfig:
 
 
 @dataclass
+class TableFamily:
+    """One family of the training mixture (``mixture.families.NAME``): tables drawn from, with a weight."""
+
+    weight: float = option(1.0, above=0)
+    """Share of the mixture's table draws that come from this family (normalized over the families)."""
+    presets: list[str] = option([])
+    """Presets drawn from, uniformly (empty: every preset, ``agurk rules``)."""
+    players: list[int] = option([], low=2, high=8)
+    """Player counts drawn from, uniformly (empty: the preset's)."""
+    hand_size: list[int] = option([], low=1)
+    """Hand sizes drawn from, uniformly (empty: the preset's); a table that does not fit the deck is drawn again."""
+    rules: dict[str, Any] = option({})
+    """Rule options set over the drawn preset (``{limit: 21}``)."""
+    random_options: int = option(0, low=0)
+    """Other rule options set to a value drawn from their choices (rule combinations that match no preset)."""
+    single_round: float = option(0.0, low=0, high=1)
+    """Probability that a drawn table plays single rounds (``limit=1, match_end=first_out``)."""
+
+
+@dataclass
+class MixtureConfig:
+    """A rules-conditioned network: training tables drawn from weighted families of rules (``ppo`` only)."""
+
+    families: dict[str, TableFamily] = option({})
+    """The families tables are drawn from, by name (empty: no mixture; the tables of ``preset`` and ``players``)."""
+    slots: int = option(16, low=1)
+    """Tables played side by side, each of ``num_envs`` games; each holds one drawn rule set at a time."""
+    redraw_every: int = option(4, low=1)
+    """Updates between two redraws of every slot's rules (the unfinished rounds there are not trained on)."""
+
+
+@dataclass
 class Config:
     """One training run (``agurk train CONFIG.yaml``): game, episodes, opponents, PPO and logging."""
 
@@ -142,6 +174,9 @@ class Config:
     """``round``: an episode is one round; ``match``: one whole match (rounds chained, placement at the end)."""
     penalty_weight: float = 1.0
     """Each round gives every seat ``-penalty_weight * penalty / limit``."""
+    penalty_scale: float = option(0.0, low=0)
+    """Round penalties are divided by this instead of the table's limit (``0``: the limit; a mixture of limits and
+    single rounds, ``limit: 1``, keeps one reward scale with e.g. ``30``)."""
     placement_weight: float = 1.0
     """``episode: match`` only: a seat leaving the match also gets ``placement_weight * placement`` (+1 .. -1)."""
     total_steps: int = option(5_000_000, low=1)
@@ -204,6 +239,13 @@ class Config:
     """Periodic evaluation."""
     expert: ExpertConfig = dataclasses.field(default_factory=ExpertConfig)
     """``algo: expert`` only: the rollout operator, the self-play generations and their training."""
+    mixture: MixtureConfig = dataclasses.field(default_factory=MixtureConfig)
+    """``algo: ppo`` only: train on tables drawn from families of rules; ``preset`` and ``players`` are then
+    the tables the run evaluates on."""
+
+    def actions(self) -> int:
+        """Card outputs of the network: every card and the joker with a mixture, else what the tables need."""
+        return len(CARDS) if self.mixture.families else max(r.num_actions for r in self.rule_sets())
 
     def rule_sets(self) -> list[Rules]:
         """The :class:`Rules` of every player count trained on."""
@@ -245,6 +287,18 @@ def _check(cfg: Config) -> None:
             parse_spec(spec)
         except AgentSpecError as e:
             raise ConfigError(f"{key}: {e}") from None
+    if cfg.mixture.families and cfg.algo != "ppo":
+        raise ConfigError(f"mixture.families needs algo: ppo, not {cfg.algo!r}")
+    for name, family in cfg.mixture.families.items():
+        for preset in family.presets:
+            if preset not in PRESETS:
+                raise ConfigError(f"mixture.families.{name}.presets: {preset!r} is not a preset ({', '.join(PRESETS)})")
+        if "players" in family.rules or "hand_size" in family.rules:
+            raise ConfigError(f"mixture.families.{name}.rules: list players and hand sizes in players and hand_size")
+        try:
+            Rules.from_dict(family.rules)
+        except RulesError as e:
+            raise ConfigError(f"mixture.families.{name}.rules: {e}") from None
     ex = cfg.expert
     if ex.ray_address and ex.backend != "ray":
         raise ConfigError("expert.ray_address needs expert.backend: ray")

@@ -119,7 +119,8 @@ class Generations:
                 st = engine.play(rules, st, cards)
                 if st.round_over.any():
                     ended = np.flatnonzero(st.round_over)
-                    reward = st.round_penalty[ended] / -rules.limit * self.cfg.penalty_weight
+                    scale = self.cfg.penalty_scale or rules.limit
+                    reward = st.round_penalty[ended] / -scale * self.cfg.penalty_weight
                     for g, r in zip(ended, reward, strict=True):
                         rewards[i][(int(g), int(self.rounds[i][g]))] = r.astype(np.float32)
                     self.rounds[i][ended] += 1
@@ -160,7 +161,7 @@ def generation_task(
     cfg = config_from_dict(config)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    actions = max(r.num_actions for r in cfg.rule_sets())
+    actions = cfg.actions()
     net = PolicyNet(observation.SIZE, actions, cfg.hidden)
     net.load_state_dict(weights)
     rng = np.random.default_rng(seed)
@@ -205,7 +206,7 @@ class ExpertTrainer:
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         torch.manual_seed(cfg.seed)
-        self.actions = max(r.num_actions for r in cfg.rule_sets())
+        self.actions = cfg.actions()
         self.net = initial_net(cfg, self.actions, fresh=resume is None)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.learning_rate, eps=1e-5)
         self.rng = np.random.default_rng([cfg.seed, 0xE1])

@@ -82,10 +82,12 @@ from agents.policy import (
 from agents.registry import make_agent
 from agurk_env import engine, observation
 from agurk_env.agent import Agent, dispatch
+from agurk_env.observation import MAX_SEATS
 from agurk_env.rewards import placement_rewards
 from agurk_env.rules import Rules
 from agurk_env.state import OBSERVATION, OTHER_HANDS, state_vector
 from agurk_env.state import SIZE as STATE_SIZE
+from training import mixture
 from training.checkpoint import initial_net, save_checkpoint
 from training.config import Config, PoolConfig, config_to_dict
 
@@ -421,7 +423,7 @@ def _end_rounds(
     """Credit the rewards of the rounds that ended to their seats, end episodes, deal on, restart matches."""
     rules = t.rules
     ended = np.flatnonzero(st.round_over)
-    penalty = st.round_penalty[ended] / -rules.limit * cfg.penalty_weight  # (k, P)
+    penalty = st.round_penalty[ended] / -(cfg.penalty_scale or rules.limit) * cfg.penalty_weight  # (k, P)
     if cfg.episode == "match":
         finished, placement = placement_rewards(rules, st)
         reward = penalty + cfg.placement_weight * placement[ended]
@@ -563,7 +565,9 @@ class Learner:
         torch.manual_seed(cfg.seed)
         self.device = torch.device(cfg.device)
         self.rule_sets = cfg.rule_sets()
-        actions = max(r.num_actions for r in self.rule_sets)
+        """The tables trained on: the config's, or with a mixture the slots' current draws (:meth:`start_games`)."""
+        self.mixed = bool(cfg.mixture.families)
+        actions = cfg.actions()
         self.make_net = lambda: PolicyNet(observation.SIZE, actions, cfg.hidden)
         self.net = initial_net(cfg, actions, fresh).to(self.device)  # a fresh network, or the one of ``init``
         self.critic = StateCritic(cfg.hidden).to(self.device).eval() if cfg.critic == "full_info" else None
@@ -583,7 +587,8 @@ class Learner:
         self.update = 0
         self.best_score = float("-inf")
         self.tables: list[Games] = []
-        capacity = sum(cfg.num_envs * r.players + cfg.num_envs * cfg.num_steps for r in self.rule_sets)
+        seats = [MAX_SEATS] * cfg.mixture.slots if self.mixed else [r.players for r in self.rule_sets]
+        capacity = sum(cfg.num_envs * (p + cfg.num_steps) for p in seats)
         self.buf = Buffer(capacity, actions, full_info=self.critic is not None or self.oracle is not None)
 
     def set_learning_rate(self, lr: float) -> None:
@@ -592,7 +597,13 @@ class Learner:
             group["lr"] = lr * scale
 
     def start_games(self) -> None:
-        """Deal fresh games (seeded by the update count, so a resumed run gets new deals) and seat them."""
+        """Deal fresh games (seeded by the update count, so a resumed run gets new deals) and seat them.
+
+        With a mixture every slot first draws its rules (seeded by the update count too).
+        """
+        if self.mixed:
+            rng = np.random.default_rng([self.cfg.seed, 0x7AB1E, self.update])
+            self.rule_sets = [mixture.draw(self.cfg.mixture, rng) for _ in range(self.cfg.mixture.slots)]
         self.tables = []
         for i, rules in enumerate(self.rule_sets):
             t = Games.new(rules, self.cfg.num_envs, seed=self.cfg.seed * 1_000_003 + self.update * 101 + i)
@@ -622,6 +633,8 @@ class Learner:
             logs[f"train/win_rate/{name}"] = rate
         if self.update % cfg.pool.snapshot_every == 0 and cfg.pool.snapshots > 0:
             self.pool.add_snapshot(self.net, self.global_step, max(r.players for r in self.rule_sets))
+        if self.mixed and self.update % cfg.mixture.redraw_every == 0:
+            self.start_games()  # new tables; the unfinished transitions of the old ones are dropped
         logs["charts/learning_rate"] = self.opt.param_groups[0]["lr"]
         if self.oracle is not None:
             logs["charts/oracle_shown"] = self.oracle.keep

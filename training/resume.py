@@ -118,7 +118,7 @@ def resume_checkpoint(resume: str, cfg: Config, new_game: bool = False) -> Resum
     algo = data.get("algo", "ppo")
     if algo != cfg.algo:
         fatal.append(f"algo: the run was trained with algo {algo!r}, the config says {cfg.algo!r}")
-    actions = max(r.num_actions for r in cfg.rule_sets())
+    actions = cfg.actions()
     if list(data["hidden"]) != list(cfg.hidden) or int(data["actions"]) != actions:
         fatal.append(
             f"network: the run's has hidden {list(data['hidden'])} and {data['actions']} actions, "
