@@ -106,3 +106,15 @@ def test_agurk_sweep_prints_its_table_unwrapped(
     rows = [line for line in out.splitlines() if " standard " in line]
     assert [line.split("│")[6].strip() for line in rows] == ["random", "ducker"]
     assert all(line.count("[") == 4 and "limit=10" in line for line in rows)
+
+
+def test_the_readme_environment_snippet_prints_the_same_on_every_run() -> None:
+    import subprocess
+    import sys
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    (snippet,) = [b for b in re.findall(r"^```python\n(.*?)^```", readme, flags=re.S | re.M) if "agent_iter" in b]
+    runs = [subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True, check=True) for _ in "ab"]
+    assert runs[0].stdout == runs[1].stdout
+    assert "round over" in runs[0].stdout and re.search(r"^\[\d+(, \d+){3}\]$", runs[0].stdout, flags=re.M)
+    assert 'import agurk_env` registers it, then `gymnasium.make("Agurk-v0")' in readme
