@@ -118,3 +118,11 @@ def test_the_readme_environment_snippet_prints_the_same_on_every_run() -> None:
     assert runs[0].stdout == runs[1].stdout
     assert "round over" in runs[0].stdout and re.search(r"^\[\d+(, \d+){3}\]$", runs[0].stdout, flags=re.M)
     assert 'import agurk_env` registers it, then `gymnasium.make("Agurk-v0")' in readme
+
+
+def test_no_test_reads_outside_the_repository() -> None:
+    """A clean clone runs every test: none reaches above the checkout (``../shared`` was skipped there)."""
+    tests = Path(__file__).resolve().parent
+    for path in tests.glob("*.py"):
+        text = path.read_text()
+        assert "parents[2]" not in text and '"shared" / "golden"' not in text, path.name
