@@ -6,7 +6,6 @@ import warnings
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test, render_test, seed_test
 
 from agents.registry import make_agents
 from agurk_env import engine, observation
@@ -15,6 +14,10 @@ from agurk_env.reference import ReferenceMatch
 from agurk_env.rewards import placement_rewards
 from agurk_env.rules import CARDS, Rules
 from agurk_env.simulate import simulate
+
+with warnings.catch_warnings():  # pettingzoo.test loads PettingZoo's own classic games through their old creation API
+    warnings.filterwarnings("ignore", "The old environment creation API", DeprecationWarning)
+    from pettingzoo.test import api_test, render_test, seed_test
 
 # (preset, options): several presets, 2..8 players, every scoring / end-of-match mode
 CONFIGS = [

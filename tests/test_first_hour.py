@@ -127,3 +127,21 @@ def test_no_test_reads_outside_the_repository() -> None:
     for path in tests.glob("*.py"):
         text = path.read_text()
         assert not any(a in text for a in above), path.name
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import test_aec_env",  # PettingZoo's conformance tests, without its old creation API's notice
+        "import starlette.testclient",  # the TestClient on httpx2 (the test extra), not the deprecated httpx
+    ],
+)
+def test_no_deprecation_warning(code: str) -> None:
+    import subprocess
+    import sys
+
+    pytest.importorskip("starlette")
+    tests = Path(__file__).resolve().parent
+    setup = f"import sys; sys.path.insert(0, {str(tests)!r}); "
+    run = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", setup + code], capture_output=True)
+    assert run.returncode == 0, run.stderr.decode()[-500:]
