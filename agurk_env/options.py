@@ -195,6 +195,8 @@ def _words(base: Any, bounds: Bounds) -> tuple[str, str]:
         return f"{container} {short}", f"a {container} {_plural(long)}"
     if dataclasses.is_dataclass(base):
         return "section", "a mapping of its keys"
+    if base is Any:
+        return "any", "any value"
     long = {int: "an integer", float: "a number", str: "a string"}.get(base, str(base))
     return getattr(base, "__name__", str(base)), long + (_range(bounds) if base in (int, float) else "")
 
@@ -204,6 +206,8 @@ def _plural(words: str) -> str:
     for one, many in (("an integer", "integers"), ("a number", "numbers"), ("a string", "strings")):
         if words.startswith(one):
             return many + words[len(one) :]
+    if words == "any value":
+        return "values of any type"
     return f"values, each {words}"
 
 

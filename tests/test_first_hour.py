@@ -145,3 +145,31 @@ def test_no_deprecation_warning(code: str) -> None:
     setup = f"import sys; sys.path.insert(0, {str(tests)!r}); "
     run = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", setup + code], capture_output=True)
     assert run.returncode == 0, run.stderr.decode()[-500:]
+
+
+def test_the_config_reference_names_every_type_in_words() -> None:
+    """docs/reference/config.md (docs/hooks.py) reads the options' ``what()``: no raw ``typing.Any``."""
+    import dataclasses
+
+    from agurk_env.options import declared
+    from agurk_env.rules import Rules
+    from training.config import Config
+
+    def options(cls: type) -> list:
+        out = []
+        for option in declared(cls).values():
+            out += options(option.type) if dataclasses.is_dataclass(option.type) else [option]
+        return out
+
+    whats = {o.name: o.what() for o in options(Config) + options(Rules)}
+    assert whats["rules"] == "a mapping to values of any type"
+    assert not [w for w in whats.values() if "typing" in w or "<class" in w]
+
+
+def test_the_docs_site_wraps_long_code_lines() -> None:
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    css = yaml.safe_load((root / "mkdocs.yml").read_text())["extra_css"]
+    text = "".join((root / "docs" / name).read_text() for name in css)
+    assert re.search(r"pre > code \{[^}]*white-space: pre-wrap", text)
