@@ -173,3 +173,22 @@ def test_the_docs_site_wraps_long_code_lines() -> None:
     css = yaml.safe_load((root / "mkdocs.yml").read_text())["extra_css"]
     text = "".join((root / "docs" / name).read_text() for name in css)
     assert re.search(r"pre > code \{[^}]*white-space: pre-wrap", text)
+
+
+def test_agurk_help_and_the_readme_name_every_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from agurk.cli import build_parser, main
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    bench = next(a for a in sub.choices["bench"]._actions if isinstance(a, argparse._SubParsersAction))
+    names = list(bench.choices)
+    assert "serve" in names and "operator" in names
+    assert main(["--help"]) == 0
+    helped = " ".join(capsys.readouterr().out.split())
+    listed = re.search(r"bench measure beside a reference: ((?:\w+, )*\w+)", helped).group(1).split(", ")
+    assert listed == names
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| `agurk bench"))
+    assert re.findall(r"`(\w+)`", row.split("|")[2]) == names

@@ -28,13 +28,14 @@ def add_parser(sub: Any) -> None:
     """Register ``agurk bench`` and its benchmarks on the subcommands ``sub``."""
     p = sub.add_parser(
         "bench",
-        help="measure speed beside a reference: engine, env, search, train, solver, tournament",
+        help="measure beside a reference: engine, env, search, train, solver, tournament, serve, operator",
         formatter_class=Formatter,
         description=(
             "Benchmarks, each beside a reference measured in the same run: engine (vs the scalar\n"
             "reference), env (vs PettingZoo's leduc_holdem_v4), search (PIMC decisions/s), train\n"
             "(vs sb3-contrib's MaskablePPO), solver (the exact round solver, compiled vs pure Python),\n"
-            "tournament (one process vs local worker processes vs a local Ray instance).\n"
+            "tournament (one process vs local worker processes vs a local Ray instance), serve (move\n"
+            "latency of agurk serve under load), operator (the rollout operator's gain over a policy).\n"
             "All but serve run in a fresh process whose NumPy thread pools are one thread each.\n"
             "'agurk bench BENCH --help' for each."
         ),
