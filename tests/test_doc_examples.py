@@ -38,10 +38,14 @@ def test_the_readme_examples_are_the_docs_examples() -> None:
 
 def test_the_readme_test_command_is_what_ci_runs() -> None:
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
-    command = ci[ci.index("# The README's test command, verbatim:") + 1]
-    assert "mkdocs build --strict" in command
-    assert command in _bash_lines(README)
+    assert "exec scripts/test.sh" in ci  # CI runs the README's second command
+    script = (ROOT / "scripts" / "test.sh").read_text().splitlines()
+    command = script[script.index("# The tests' command, verbatim:") + 1]
+    ci_command = 'pip install -e ".[test,docs]" && ruff check . && mkdocs build --strict'
+    assert command == ci_command + ' && python -m pytest -n 2 -m "not slow"'
+    assert "scripts/test.sh" in _bash_lines(README) and "scripts/quickstart.sh" in _bash_lines(README)
     assert command in _bash_lines(ROOT / "docs" / "getting-started.md")
+    assert "scripts/test.sh" in _bash_lines(ROOT / "docs" / "getting-started.md")
 
 
 def test_the_readme_is_a_front_door() -> None:

@@ -192,3 +192,57 @@ def test_agurk_help_and_the_readme_name_every_benchmark(capsys: pytest.CaptureFi
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     row = next(line for line in readme.splitlines() if line.startswith("| `agurk bench"))
     assert re.findall(r"`(\w+)`", row.split("|")[2]) == names
+
+
+def _torch_sh(tmp_path: Path, gpu: bool, cpu_index_reachable: bool) -> list[str]:
+    """The pip installs scripts/torch.sh asks for, with a stand-in ``python`` (no torch yet) on PATH."""
+    import subprocess
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(parents=True)
+    log = tmp_path / "calls"
+    fail = "download.pytorch.org" if not cpu_index_reachable else "never"
+    (bin_dir / "python").write_text(
+        "#!/bin/bash\n"
+        '[[ "$1" == -c ]] && exit 1\n'  # import torch: not installed
+        f'echo "$*" >> {log}\n'
+        f'[[ "$*" == *{fail}* ]] && exit 1\n'
+        "exit 0\n"
+    )
+    if gpu:
+        (bin_dir / "nvidia-smi").write_text("#!/bin/bash\nexit 0\n")
+    for tool in bin_dir.iterdir():
+        tool.chmod(0o755)
+    script = Path(__file__).resolve().parent.parent / "scripts" / "torch.sh"
+    bash = "/bin/bash"
+    subprocess.run([bash, str(script)], env={"PATH": str(bin_dir)}, check=True, capture_output=True)
+    return log.read_text().splitlines()
+
+
+def test_torch_is_the_cpu_build_where_there_is_no_gpu(tmp_path: Path) -> None:
+    (call,) = _torch_sh(tmp_path / "a", gpu=False, cpu_index_reachable=True)
+    assert "torch==2.13.0" in call and "--index-url https://download.pytorch.org/whl/cpu" in call
+    (call,) = _torch_sh(tmp_path / "b", gpu=True, cpu_index_reachable=True)
+    assert call == "-m pip install torch==2.13.0"
+    cpu, configured = _torch_sh(tmp_path / "c", gpu=False, cpu_index_reachable=False)  # an offline mirror
+    assert "whl/cpu" in cpu and configured == "-m pip install torch==2.13.0"
+
+
+def test_the_two_commands_set_up_and_run_what_the_readme_says() -> None:
+    root = Path(__file__).resolve().parent.parent
+    quick = (root / "scripts" / "quickstart.sh").read_text()
+    for step in ("-m venv", "scripts/torch.sh", 'pip install -e ".[rl]"', "agurk train configs/quickstart.yaml",
+                 "agurk evaluate --agents \"ppo:$OUT/checkpoints/best.pt"):
+        assert step in quick, step
+    test = (root / "scripts" / "test.sh").read_text()
+    assert "apt-get install -y -qq chromium chromium-driver" in test and "scripts/torch.sh" in test
+    assert 'VENV="${CI_VENV:-$(mktemp -d)/venv}"' in test  # outside the checkout
+    for path in ("scripts/quickstart.sh", "scripts/test.sh", "scripts/torch.sh", ".ci/run"):
+        assert (root / path).stat().st_mode & 0o111, path
+
+
+@pytest.mark.parametrize("page", ["docs/getting-started.md", "docs/training.md"])
+def test_training_another_variant_is_stated(page: str) -> None:
+    text = (Path(__file__).resolve().parent.parent / page).read_text()
+    assert "agurk train configs/quickstart.yaml --set preset=swedish" in text
+    assert "agurk train configs/swedish.yaml" in text

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The main job from a fresh clone, in one command: a virtual environment (.venv), torch (CPU-only
+# without a CUDA GPU), the rl extra, then the quick start trained (standard rules, 4 players,
+# 9 minutes on 2 cores) and evaluated against three guards (about 2 minutes).
+#   scripts/quickstart.sh            # the run goes to runs/quickstart
+#   scripts/quickstart.sh --force    # arguments go to agurk train: --force moves an old run aside
+# Needs only Python 3.11+ (PYTHON=... picks the interpreter, VENV=... the environment).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-}"
+if [[ -z "$PYTHON" ]]; then
+    if command -v python3.11 >/dev/null 2>&1; then PYTHON=python3.11; else PYTHON=python3; fi
+fi
+"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), f"Python 3.11+ needed, found {sys.version}"'
+
+VENV="${VENV:-.venv}"
+if [[ ! -x "$VENV/bin/python" ]]; then "$PYTHON" -m venv "$VENV"; fi
+# shellcheck disable=SC1091
+source "$VENV/bin/activate"
+python -m pip install --upgrade pip
+scripts/torch.sh
+pip install -e ".[rl]"
+
+OUT="runs/quickstart"
+agurk train configs/quickstart.yaml --out "$OUT" "$@"
+agurk evaluate --agents "ppo:$OUT/checkpoints/best.pt,heuristic,heuristic,heuristic" --matches 2000 --seed 1

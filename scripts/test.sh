@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The whole test suite from a fresh clone, in one command, exactly as CI runs it (.ci/run calls
+# this): a fresh virtual environment outside the checkout (your .venv is never touched), Debian's
+# chromium and chromium-driver for the browser tests (through apt-get, with sudo when not root),
+# torch (CPU-only without a CUDA GPU), then the install, the lint, the docs site and the tests.
+# Needs only Python 3.11+ (PYTHON=... picks the interpreter, CI_VENV=... the environment).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-}"
+if [[ -z "$PYTHON" ]]; then
+    if command -v python3.11 >/dev/null 2>&1; then PYTHON=python3.11; else PYTHON=python3; fi
+fi
+"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), f"Python 3.11+ needed, found {sys.version}"'
+
+VENV="${CI_VENV:-$(mktemp -d)/venv}"
+"$PYTHON" -m venv "$VENV"
+# shellcheck disable=SC1091
+source "$VENV/bin/activate"
+python -m pip install --upgrade pip
+
+# The browser tests (tests/test_web_browser.py) drive Debian's chromium through its chromedriver.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+    SUDO=""
+    if [[ "$(id -u)" != 0 ]]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver
+fi
+
+scripts/torch.sh
+
+# The tests' command, verbatim:
+pip install -e ".[test,docs]" && ruff check . && mkdocs build --strict && python -m pytest -n 2 -m "not slow"
