@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -40,15 +41,24 @@ def new_game(client: TestClient, **fields: Any) -> tuple[str, dict[str, str], di
     return body["id"], {"X-Game-Token": body["token"]}, body["view"]
 
 
-def play_out(client: TestClient, game: str, headers: dict[str, str], pick: int = 0) -> dict[str, Any]:
-    """Play the person's legal card number ``pick`` (cycling) every turn to the end; the final view."""
-    view = client.get(f"/api/games/{game}", headers=headers).json()
-    while not view["over"]:
+def advance(client: TestClient, game: str, headers: dict[str, str], view: dict[str, Any], pick: int) -> dict[str, Any]:
+    """The view after the person's legal card number ``pick`` (cycling), or one agent's step once they are out."""
+    if view["stepped"]:
+        assert view["seats"][view["seat"]]["out"] and view["to_move"] != view["seat"]
+        r = client.post(f"/api/games/{game}/step", headers=headers)
+    else:
         assert view["to_move"] == view["seat"]
         card = view["legal"][pick % len(view["legal"])]
         r = client.post(f"/api/games/{game}/play", json={"card": card}, headers=headers)
-        assert r.status_code == 200, r.text
-        view = r.json()
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def play_out(client: TestClient, game: str, headers: dict[str, str], pick: int = 0) -> dict[str, Any]:
+    """Play the person's legal card number ``pick`` (cycling) every turn, then step once out, to the end."""
+    view = client.get(f"/api/games/{game}", headers=headers).json()
+    while not view["over"]:
+        view = advance(client, game, headers, view, pick)
     return view
 
 
@@ -106,7 +116,7 @@ def test_the_view_holds_no_hidden_card(client: TestClient) -> None:
             assert session.view() == view
         finally:
             session.env._state = st
-        view = client.post(f"/api/games/{game}/play", json={"card": view["legal"][0]}, headers=headers).json()
+        view = advance(client, game, headers, view, 0)
         turns += 1
     assert turns >= 5
 
@@ -408,10 +418,127 @@ def test_heuristics_moved_together_play_as_one_game_at_a_time() -> None:
     while not all(s.over for s in alone):
         assert [s.view() for s in alone] == [s.view() for s in together]
         for a, b in zip(alone, together, strict=True):
-            if not a.over:
+            if a.person_out:  # the rest is stepped, one agent move at a time, in both
+                a.step()
+                b.step()
+            elif not a.over:
                 card = a.view()["legal"][turn % len(a.view()["legal"])]
                 a.play(card)
                 b.person_plays(card)
         move_agents(together)
         turn += 1
     assert [s.record() for s in alone] == [s.record() for s in together]
+
+
+# ------------------------------------------------------------------ a new user's first hour (issue 46, items 12-18)
+
+
+def test_the_first_page_says_what_to_do_before_any_game(client: TestClient) -> None:
+    page, script = client.get("/").text, client.get("/static/app.js").text
+    assert '<p id="intro">' in page  # filled per tab, shown until the tab has a game (or a record open)
+    for words in ("then press New game", "then press New game to watch", "Choose a record file"):
+        assert words in script
+    # the replay table is hidden, its buttons disabled, until a record is open
+    assert '<section id="replay-view" class="hidden">' in page
+    assert '<button id="replay-prev" disabled>' in page and '<button id="replay-next" disabled>' in page
+
+
+def test_the_page_has_an_icon_and_a_one_line_options_field(client: TestClient) -> None:
+    page = client.get("/").text
+    link = page.split('<link rel="icon"')[1].split(">")[0]
+    href = link.split('href="')[1].split('"')[0]
+    for path in (href, "/favicon.ico"):
+        r = client.get(path)
+        assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml"), path
+        assert r.text.lstrip().startswith("<svg")
+    field = page.split('id="set"')[1].split(">")[0]
+    assert "<textarea" not in page and 'type="text"' in field and 'placeholder="e.g. hand_size=5, limit=21"' in field
+
+
+def test_replay_messages_count_records_in_good_english(client: TestClient, tmp_path: Path) -> None:
+    out = tmp_path / "sim.jsonl"
+    args = ["simulate", "--set", "players=3", "--set", "hand_size=2", "--agents", "guard", "--matches", "1"]
+    assert cli.main([*args, "--out", str(out)]) == 0
+    one = out.read_text().splitlines()[0] + "\n"
+    said = {
+        (one, 5): "match 5: the file holds 1 record (match 0 only)",
+        (one * 2, 2): "match 2: the file holds 2 records (matches 0..1)",
+        ("hello\n", 0): "line 1 of the file is not JSON: Expecting value",
+        ('\n{"a": 1}\n', 0): "line 2 of the file is not a game record (needs 'rules' and 'rounds')",
+    }
+    for (text, match), says in said.items():
+        r = client.post(f"/api/replay?match={match}", content=text)
+        assert r.status_code == 400 and r.json()["error"] == says
+    assert client.post("/api/replay?match=1", content=one * 2).status_code == 200
+
+
+def test_a_hint_without_its_agent_is_a_one_line_503(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agurk.web import session
+
+    monkeypatch.setattr(session, "HINT_AGENT", "nosuchagent", raising=False)
+    game, headers, _ = new_game(client, seed=4)
+    r = client.post(f"/api/games/{game}/hint", headers=headers)
+    assert r.status_code == 503 and r.json()["error"].startswith("no hint on this server: unknown agent 'nosuchagent'")
+
+
+def test_a_hint_names_the_turn_it_is_for(client: TestClient) -> None:
+    game, headers, view = new_game(client, seed=4)
+    first = client.post(f"/api/games/{game}/hint", headers=headers).json()
+    assert first["moves"] == view["moves"]
+    view = advance(client, game, headers, view, 0)
+    assert not view["over"] and view["to_move"] == view["seat"] and view["moves"] > first["moves"]
+    assert client.post(f"/api/games/{game}/hint", headers=headers).json()["moves"] == view["moves"]
+
+
+@pytest.mark.parametrize(("opponents", "seed", "out_round"), [("guard", 4, 2), ("random", 6, 1)])
+def test_once_you_are_out_the_agents_play_on_one_step_at_a_time(
+    client: TestClient, opponents: str, seed: int, out_round: int
+) -> None:
+    """Going out ends your part, not the match: the other rounds are stepped through, never played at once."""
+    game, headers, view = new_game(client, seed=seed, opponents=opponents, set=["hand_size=3", "limit=10"])
+    assert client.app.state.store.get(game, headers["X-Game-Token"]).batched == (opponents == "guard")
+    while not view["seats"][0]["out"]:
+        assert not view["over"] and not view["stepped"]
+        view = advance(client, game, headers, view, -1)
+    # the round you went out in is over, the next one dealt, and nobody has played in it yet
+    assert view["stepped"] and not view["over"] and view["rounds"][-1]["round"] == out_round
+    assert 0 in view["rounds"][-1]["out"] and view["round"] == out_round + 1 and view["current_trick"] == []
+    assert "legal" not in view and "hand" not in view["seats"][0]
+    assert all("hand" not in row for row in view["seats"])  # the others' hands stay hidden till the end
+    r = client.post(f"/api/games/{game}/play", json={"card": "K"}, headers=headers)
+    assert r.status_code == 409 and "not your turn" in r.json()["error"]
+    assert client.post(f"/api/games/{game}/hint", headers=headers).status_code == 409
+    steps_ = 0
+    while not view["over"]:
+        moves = view["moves"]
+        view = advance(client, game, headers, view, 0)
+        assert view["moves"] == moves + 1
+        steps_ += 1
+    assert steps_ >= 3 * 2 and len(view["rounds"]) > out_round and not view["stepped"]
+    r = client.post(f"/api/games/{game}/step", headers=headers)
+    assert r.status_code == 409 and "the match is over" in r.json()["error"]
+    replay_record(parse_record(client.get(f"/api/games/{game}/record", headers=headers).text))
+
+
+WATCHED = [("standard", 3, 4, 2), ("twos", 4, 5, 5), ("free_choice", 3, 4, 2), ("nearest", 4, 5, 0)]
+"""Watched tables (preset, players, hand size, seed) that reach every one of the engine's reasons between them."""
+
+
+def test_a_watched_game_speaks_of_the_seat_to_move_never_to_you(client: TestClient) -> None:
+    reached: set[str] = set()
+    for preset, players, hand_size, seed in WATCHED:
+        agents = ",".join(["guard", "shed", "random", "counter"][:players])
+        body = {"mode": "watch", "rules": preset, "players": players, "set": [f"hand_size={hand_size}"], "seed": seed}
+        game, headers, view = new_game(client, **body, opponents=agents)
+        session: Session = client.app.state.store.get(game, headers["X-Game-Token"])
+        while not view["over"]:
+            state = session.env.engine_state.take(slice(0, 1))
+            reached.add(engine.REASONS[int(engine.legal_reason(session.rules, state)[0])])
+            reason = view["reason"]
+            assert not re.search(r"\byou(rs?)?\b", reason, re.IGNORECASE), reason
+            assert f"P{view['to_move']}" in reason, reason
+            view = client.post(f"/api/games/{game}/step", headers=headers).json()
+    assert reached == set(engine.REASONS)
+    # a played game still speaks to its person
+    _, _, played = new_game(client, seed=1)
+    assert re.search(r"\byou\b", played["reason"]), played["reason"]

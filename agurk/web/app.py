@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,16 @@ def new_game_rules(data: dict[str, Any]) -> Rules:
         raise WebError(400, str(e).replace("--set", "set")) from None
 
 
+def record_lines(text: str) -> int:
+    """How many records a JSON Lines text holds (its non-blank lines, as :func:`agurk.replay.parse_record` counts)."""
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
+def replay_reason(error: str) -> str:
+    """A replay error as the page says it: ``line 1 of the file ...``, never ``the file line 1 ...``."""
+    return re.sub(r"\bthe file line (\d+)", r"line \1 of the file", error).replace("--match", "match")
+
+
 def names_a_file(spec: str) -> bool:
     """Whether an agent spec may name a file on the server's disk (``ppo:PATH``, ``guided:policy=PATH``, a path)."""
     spec = spec.strip()
@@ -173,6 +184,9 @@ def create_app(limits: Limits | None = None) -> Starlette:
 
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html")
+
+    async def favicon(request: Request) -> Response:  # for the browsers that ask before reading the page's link
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
 
     async def options(request: Request) -> Response:
         agents = [{"spec": kind.usage, "help": kind.help} for kind in AGENTS.values()]
@@ -258,14 +272,18 @@ def create_app(limits: Limits | None = None) -> Starlette:
             raise WebError(400, "the file is not a text file of game records") from None
 
         def frames() -> dict[str, Any]:
-            rec = parse_record(text, int(match_text), "the file")
+            match, held = int(match_text), record_lines(text)
+            if held and match >= held:
+                which = "match 0 only" if held == 1 else f"matches 0..{held - 1}"
+                raise WebError(400, f"match {match}: the file holds {held} record{'s' if held > 1 else ''} ({which})")
+            rec = parse_record(text, match, "the file")
             data = steps(rec)
             return {"names": seat_names(rec), "seed": rec.get("seed"), "match": rec.get("match"), "frames": data}
 
         try:
             return JSONResponse(await run_in_threadpool(frames))
         except ReplayError as e:
-            raise WebError(400, str(e).replace("--match", "match")) from None
+            raise WebError(400, replay_reason(str(e))) from None
 
     async def web_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, WebError)
@@ -291,6 +309,7 @@ def create_app(limits: Limits | None = None) -> Starlette:
 
     routes = [
         Route("/", index),
+        Route("/favicon.ico", favicon),
         Route("/api/options", options),
         Route("/api/stats", stats),
         Route("/api/games", create, methods=["POST"]),

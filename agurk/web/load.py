@@ -184,7 +184,7 @@ def _content_length(header: bytes) -> int:
 
 
 async def _player(conn: Connection, wave: Wave, seed: int, think_s: float, tally: Tally) -> None:
-    """One scripted person: make a game, play random legal cards to the end, check the record."""
+    """One scripted person: make a game, play random legal cards (step once out) to the end, check the record."""
     rng = np.random.default_rng([seed, 1])
     body = {"rules": wave.preset, "set": list(wave.sets), "opponents": wave.opponents, "seed": seed}
     status, data, seconds = await conn.request("POST", "/api/games", json.dumps(body).encode())
@@ -195,6 +195,13 @@ async def _player(conn: Connection, wave: Wave, seed: int, think_s: float, tally
     made = json.loads(data)
     game, token, view = made["id"], made["token"], made["view"]
     while not view["over"]:
+        if view["stepped"]:  # the person is out: the agents' moves, one step each, untimed
+            status, data, _ = await conn.request("POST", f"/api/games/{game}/step", token=token)
+            if status != 200:
+                tally.errors.append(f"step: {status} {data[:200].decode(errors='replace')}")
+                return
+            view = json.loads(data)
+            continue
         await asyncio.sleep(think_s * rng.uniform(0.5, 1.5))
         card = view["legal"][int(rng.integers(len(view["legal"])))]
         move = json.dumps({"card": card}).encode()
@@ -260,7 +267,7 @@ def reference_latency(wave: Wave, moves: int, seed: int) -> list[float]:
     while len(times) < moves:
         session = Session(rules, wave.opponents, 0, seed + 10_000 + game)
         session.start()
-        while not session.over and len(times) < moves:
+        while not session.over and not session.person_out and len(times) < moves:
             legal = session.view()["legal"]
             start = time.perf_counter()
             session.play(legal[int(rng.integers(len(legal)))])

@@ -9,6 +9,7 @@ legal set, reason, trick winner and score is the engine's (through the env and
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import deque
@@ -28,6 +29,24 @@ from agurk_env.rules import CARDS, Rules
 
 LOG_LINES = 60
 """Lines of the play log a view carries (the newest)."""
+HINT_AGENT = "best"
+"""The agent whose card the hint names."""
+
+
+SPECTATOR = [
+    (re.compile(r"\byou (lead|hold)\b"), r"{seat} \1s"),
+    (re.compile(r"\bof yours\b"), "of {seat}'s"),
+    (re.compile(r"\byour\b"), "their"),
+    (re.compile(r"\byou\b"), "{seat}"),
+]
+"""How a reason said to the player to move (:func:`agurk.play.legal_reason`) reads to a spectator."""
+
+
+def spectator_reason(reason: str, seat: int) -> str:
+    """``reason`` (addressed to the player to move) about seat ``seat``, for a spectator: ``P1 leads: any card``."""
+    for pattern, repl in SPECTATOR:
+        reason = pattern.sub(repl.replace("{seat}", f"P{seat}"), reason)
+    return reason
 
 
 class WebError(Exception):
@@ -83,6 +102,16 @@ class Session:
         """The seat to play."""
         return int(self.env.engine_state.cur[0])
 
+    @property
+    def person_out(self) -> bool:
+        """A played game whose person is out while the agents play on: they move by :meth:`step`, one at a time."""
+        return self.seat is not None and not self.over and not bool(self.env.engine_state.alive[0, self.seat])
+
+    @property
+    def stepped(self) -> bool:
+        """The agents move one :meth:`step` request at a time: a watched game, or a played one whose person is out."""
+        return self.seat is None or self.person_out
+
     def _humans_turn(self) -> bool:
         return self.seat is not None and not self.over and self.to_move == self.seat
 
@@ -95,8 +124,10 @@ class Session:
 
     @property
     def agent_to_move(self) -> Agent | None:
-        """The agent whose turn it is (``None`` on the person's turn and once the match is over)."""
-        return None if self.over or self.to_move == self.seat else self.agents[self.to_move]
+        """The agent to move now in a played game (``None`` on the person's turn, once they are out, or at the end)."""
+        if self.seat is None or self.over or self.to_move == self.seat or self.person_out:
+            return None
+        return self.agents[self.to_move]
 
     def play(self, card: str) -> None:
         """The person plays ``card`` (a card name), then the agents play until the person's turn or the end."""
@@ -122,16 +153,19 @@ class Session:
         self.apply(a)
 
     def step(self) -> None:
-        """One agent move of a watched game."""
-        if self.seat is not None:
+        """One agent move of a watched game, or of a played game once its person is out."""
+        if not self.over and not self.stepped:
             raise WebError(409, "this game is played: the agents move after your card (use play)")
         if self.over:
             raise WebError(409, "the match is over")
         self._agent_move()
 
     def start(self) -> None:
-        """Let the agents play up to the person's turn or the match's end (a played game)."""
-        while self.seat is not None and not self.over and self.to_move != self.seat:
+        """Let the agents play up to the person's turn, the person's going out, or the match's end (a played game).
+
+        Once the person is out, the rest of the match is theirs to step through (:meth:`step`), not played at once.
+        """
+        while self.agent_to_move is not None:
             self._agent_move()
 
     def _agent_move(self) -> None:
@@ -179,18 +213,21 @@ class Session:
     # ------------------------------------------------------------------ hint
 
     def hint(self) -> dict[str, Any]:
-        """What ``best`` would play for the person now, and the search's value of each legal card."""
+        """What :data:`HINT_AGENT` would play for the person now, and the search's value of each legal card."""
         from agurk.web.hint import search_values
 
         if not self._humans_turn():
             raise WebError(409, "a hint is for your turn in a played game")
         if self._hinter is None:
-            self._hinter = make_agent("best", self.seed + 1, self.seat or 0)
+            try:
+                self._hinter = make_agent(HINT_AGENT, self.seed + 1, self.seat or 0)
+            except AgentSpecError as e:  # a one-line answer, not a 500
+                raise WebError(503, f"no hint on this server: {e}") from None
         st = self.env.engine_state
         bits = np.full(1, self.env.legal_bits())
         card = int(decide(self._hinter, self.rules, st, np.zeros(1, np.int64), bits)[0])
         method, values = search_values(self.rules, st, bits, np.random.default_rng([self.seed, self.moves]))
-        return {"card": CARDS[card], "agent": "best", "method": method, "values": values}
+        return {"card": CARDS[card], "agent": HINT_AGENT, "method": method, "values": values, "moves": self.moves}
 
     # ------------------------------------------------------------------ what is sent
 
@@ -244,10 +281,12 @@ class Session:
             "rounds": self._rounds,
             "log": list(self.log),
             "moves": self.moves,
+            "stepped": self.stepped and not over,
         }
         if not over and (self.seat is None or cur == self.seat):
             view["legal"] = card_names(self.env.legal_bits())
-            view["reason"] = legal_reason(r, st)
+            reason = legal_reason(r, st)
+            view["reason"] = reason if self.seat is not None else spectator_reason(reason, cur)
         if over:
             view["winners"] = np.flatnonzero(st.winners[0]).tolist()
         return view
