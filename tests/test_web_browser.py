@@ -8,6 +8,7 @@ downloaded and replayed step by step, a simulate record opened from a file, a wa
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import threading
@@ -32,6 +33,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from agurk import cli
 from agurk.replay import ReplayError, parse_record, steps
+from agurk.web import session
 from agurk.web.app import create_app
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -222,3 +224,144 @@ def test_watch_agents_play_a_match(browser: WebDriver, base_url: str) -> None:
     screenshot(browser, "watch.png")
     wait(browser, ec.visibility_of_element_located((By.ID, "over")), "the watched match ends")
     assert "winners" in browser.find_element(By.ID, "over-text").text
+
+
+# ------------------------------------------------------------------ a new user's first hour (issue 46, items 12-18)
+
+SHOWN = """
+return [...arguments].map((id) => {
+  const e = document.getElementById(id);
+  return e !== null && e.offsetParent !== null;
+});
+"""
+"""Whether each element (by id) is laid out on the page (neither it nor a parent hidden)."""
+
+PLACEHOLDER_FITS = """
+const box = document.getElementById("set");
+const style = getComputedStyle(box);
+const ctx = document.createElement("canvas").getContext("2d");
+ctx.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+const inner = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+return [box.tagName, box.placeholder, ctx.measureText(box.placeholder).width, inner];
+"""
+
+
+def shown(driver: WebDriver, *ids: str) -> list[bool]:
+    return driver.execute_script(SHOWN, *ids)
+
+
+def test_the_replay_tab_shows_no_empty_table_before_a_file_is_open(browser: WebDriver, base_url: str) -> None:
+    browser.get(base_url)
+    browser.find_element(By.ID, "tab-replay").click()
+    assert shown(browser, "replay-view", "replay-frame", "game") == [False, False, False]
+    assert not browser.find_element(By.ID, "replay-next").is_enabled()
+    assert shown(browser, "intro") == [True] and "Choose a record file" in browser.find_element(By.ID, "intro").text
+    screenshot(browser, "replay-tab.png")
+
+
+def test_the_first_page_says_what_to_do(browser: WebDriver, base_url: str) -> None:
+    browser.get(base_url)
+    wait(browser, lambda d: len(Select(d.find_element(By.ID, "preset")).options) > 1, "the presets load")
+    assert shown(browser, "intro", "game") == [True, False]  # no blank area: what to do, until a game is dealt
+    assert "press New game" in browser.find_element(By.ID, "intro").text
+    tag, placeholder, needs, has = browser.execute_script(PLACEHOLDER_FITS)
+    assert tag == "INPUT" and placeholder == "e.g. hand_size=5, limit=21" and needs <= has, (needs, has)
+    icon = browser.find_element(By.CSS_SELECTOR, 'link[rel="icon"]').get_attribute("href")
+    assert icon.endswith("/static/favicon.svg")
+    screenshot(browser, "first-page.png")
+    browser.find_element(By.ID, "tab-watch").click()
+    assert "to watch them play" in browser.find_element(By.ID, "intro").text
+    browser.find_element(By.ID, "start").click()
+    wait(browser, lambda d: shown(d, "game") == [True], "the watched game is dealt")
+    assert shown(browser, "intro") == [False]
+
+
+def test_a_stale_hint_is_gone_once_the_turn_is_played(
+    browser: WebDriver, base_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(session, "HINT_AGENT", "pimc", raising=False)  # any agent: the page is tested, not the card
+    setup_game(browser, base_url, players=3, options="hand_size=3", seed=1, opponents="guard")
+    for _ in range(3):
+        wait(browser, lambda d: hand_state(d)[1], "your turn")
+        _, lit, _, moves = hand_state(browser)
+        browser.find_element(By.ID, "hint").click()
+        wait(browser, ec.text_to_be_present_in_element((By.ID, "hint-out"), " plays "), "the hint")
+        assert browser.find_elements(By.CSS_SELECTOR, "#hand button.hinted")
+        browser.find_element(By.CSS_SELECTOR, f'#hand button.legal[data-card="{lit[0]}"]').click()
+        wait(browser, lambda d, m=moves: hand_state(d)[3] > m, "the play is answered")
+        _, lit, over, _ = hand_state(browser)
+        assert not over and lit, "seed 1 gives the person three turns in a row"
+        assert browser.find_element(By.ID, "hint-out").text == ""  # the hint was for the turn just played
+        assert not browser.find_elements(By.CSS_SELECTOR, "#hand button.hinted")
+
+
+REASON_AND_NAMES = """
+return [document.getElementById("reason").textContent,
+        [...document.querySelectorAll("#seats .seat .name")].map((n) => n.textContent)];
+"""
+
+
+def test_watching_speaks_of_the_seat_to_move_never_to_you(browser: WebDriver, base_url: str) -> None:
+    setup_game(browser, base_url, players=3, options="hand_size=3", seed=2, speed="normal", agents="guard,shed,random")
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#seats .seat"), "the watched game is dealt")
+    reasons: set[str] = set()
+    while len(reasons) < 3:  # read while the game is watched: the spectator is never "you"
+        reason, names = browser.execute_script(REASON_AND_NAMES)
+        assert names == ["P0 guard", "P1 shed", "P2 random"]
+        if reason:
+            assert not re.search(r"\byou(rs?)?\b", reason, re.IGNORECASE), reason
+            reasons.add(reason)
+        time.sleep(0.1)
+
+
+def test_a_watched_game_stays_on_the_watch_tab(browser: WebDriver, base_url: str) -> None:
+    setup_game(browser, base_url, players=3, options="hand_size=3", seed=2, speed="fastest", agents="guard,shed,random")
+    wait(browser, ec.visibility_of_element_located((By.ID, "over")), "the watched match ends")
+
+    browser.find_element(By.ID, "tab-play").click()  # the watched game, every hand in it, is Watch's only
+    assert shown(browser, "game", "intro") == [False, True]
+    assert not [c for c in browser.find_elements(By.CSS_SELECTOR, ".card") if c.is_displayed()]
+    browser.find_element(By.ID, "seed").clear()
+    browser.find_element(By.ID, "seed").send_keys("1")
+    browser.find_element(By.ID, "opponents").clear()
+    browser.find_element(By.ID, "opponents").send_keys("guard")
+    browser.find_element(By.ID, "start").click()
+    wait(browser, lambda d: hand_state(d)[1], "your turn")
+    assert browser.execute_script(REASON_AND_NAMES)[1] == ["P0 you", "P1 guard", "P2 guard"]
+    assert not browser.find_elements(By.CSS_SELECTOR, ".open-hand .card")  # the others' hands hidden
+
+    browser.find_element(By.ID, "tab-watch").click()  # each tab keeps its own game
+    assert "winners" in browser.find_element(By.ID, "over-text").text
+    assert browser.execute_script(REASON_AND_NAMES)[1] == ["P0 guard", "P1 shed", "P2 random"]
+    browser.find_element(By.ID, "tab-play").click()
+    names, lit, over, _ = hand_state(browser)
+    assert names and lit and not over
+
+
+def test_once_you_are_out_you_step_through_the_rest_or_watch_it(browser: WebDriver, base_url: str) -> None:
+    setup_game(browser, base_url, players=3, options="hand_size=3, limit=10", seed=4, opponents="guard")
+    while not shown(browser, "out-area")[0]:
+        wait(browser, lambda d: hand_state(d)[1] or hand_state(d)[2] or shown(d, "out-area")[0], "your turn, or out")
+        if shown(browser, "out-area")[0]:
+            break
+        _, lit, over, moves = hand_state(browser)
+        assert not over, "seed 4 puts the person out before the match ends: the rest waits for them"
+        browser.find_element(By.CSS_SELECTOR, f'#hand button.legal[data-card="{lit[-1]}"]').click()
+        wait(browser, lambda d, m=moves: hand_state(d)[3] > m, "the play is answered")
+    assert "You are out" in browser.find_element(By.ID, "out-text").text
+    rounds = len(browser.find_elements(By.CSS_SELECTOR, "#rounds tr"))
+    _, _, over, moves = hand_state(browser)
+    assert not over and rounds == 3  # the header and the two rounds played: the rest is still to come
+    screenshot(browser, "out.png")
+    time.sleep(1.5)
+    assert hand_state(browser)[3] == moves  # nothing is played until asked
+    for i in range(1, 4):
+        browser.find_element(By.ID, "step-one").click()
+        wait(browser, lambda d, m=moves + i: hand_state(d)[3] == m, "one move per Next move")
+        if i == 1:  # the new round's first card, on the table for you to see
+            assert len(browser.find_element(By.ID, "trick").find_elements(By.CSS_SELECTOR, ".card")) == 1
+    Select(browser.find_element(By.ID, "speed")).select_by_visible_text("fastest")
+    browser.find_element(By.ID, "play-on").click()
+    wait(browser, ec.visibility_of_element_located((By.ID, "over")), "the agents play the match to its end")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#rounds tr")) > rounds
+    assert "you lose" in browser.find_element(By.ID, "over-text").text

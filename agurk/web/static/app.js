@@ -3,14 +3,18 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-let game = null;        // {id, token, view}
+const games = {play: null, watch: null};  // each tab's own game: {id, token, view, paused, busy, record}
+let game = null;        // the game of the tab shown (none on Replay)
 let tab = "play";
-let timer = null;       // the watch loop
-let paused = false;
-let watching = 0;       // the watch loop's generation: a new loop makes the old one stop
+let timer = null;       // the step loop: a watched game, or a played one once you are out
+let stepping = 0;       // the step loop's generation: a new loop makes the old one stop
 let replay = null;      // {names, frames, at, head}
-let lastRecord = null;  // the text of the finished game's record
 let starting = 0;       // the newest "New game": an older request's answer is dropped and its game forgotten
+const INTRO = {
+  play: "Pick the rules, the players and your opponents, then press New game: you play your seat against the agents.",
+  watch: "Pick the rules and the agents (one spec, or one per seat), then press New game to watch them play.",
+  replay: "Choose a record file (Download record, agurk play --record or agurk simulate --out), then press Open.",
+};
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -29,9 +33,9 @@ function say(text, kind = "") {
   m.className = kind;
 }
 
-async function api(method, path, body, raw = false) {
+async function api(method, path, body, raw = false, of = game) {
   const headers = {};
-  if (game) headers["X-Game-Token"] = game.token;
+  if (of) headers["X-Game-Token"] = of.token;
   let payload;
   if (body !== undefined) {
     if (typeof body === "string") payload = body;
@@ -58,16 +62,29 @@ async function loadOptions() {
   for (const a of o.agents) $("agent-list").append(el("option", {value: a.spec.split("[")[0], label: a.help}));
 }
 
+function layout() {
+  for (const b of document.querySelectorAll(".tab")) b.classList.toggle("active", b.dataset.tab === tab);
+  for (const n of document.querySelectorAll(".for-play")) n.classList.toggle("hidden", tab !== "play");
+  for (const n of document.querySelectorAll(".for-watch")) n.classList.toggle("hidden", tab !== "watch");
+  $("setup").classList.toggle("hidden", tab === "replay");
+  $("replay-setup").classList.toggle("hidden", tab !== "replay");
+  $("replay-view").classList.toggle("hidden", tab !== "replay" || !replay);  // no empty table before a file is open
+  $("game").classList.toggle("hidden", !game);
+  $("intro").textContent = INTRO[tab];
+  $("intro").classList.toggle("hidden", tab === "replay" ? Boolean(replay) : Boolean(game));
+  $("replay-prev").disabled = $("replay-next").disabled = !replay;
+}
+
 function setTab(name) {
+  stopLoop();
   tab = name;
-  for (const b of document.querySelectorAll(".tab")) b.classList.toggle("active", b.dataset.tab === name);
-  for (const n of document.querySelectorAll(".for-play")) n.classList.toggle("hidden", name !== "play");
-  for (const n of document.querySelectorAll(".for-watch")) n.classList.toggle("hidden", name !== "watch");
-  $("setup").classList.toggle("hidden", name === "replay");
-  $("replay-setup").classList.toggle("hidden", name !== "replay");
-  $("replay-view").classList.toggle("hidden", name !== "replay");
-  $("game").classList.toggle("hidden", name === "replay" || !game);
+  game = name === "replay" ? null : games[name];  // a tab shows its own game only: never another tab's hands
+  layout();
   say("");
+  if (game) {
+    show(game, game.view);
+    stepLoop();
+  }
 }
 
 function newGameBody() {
@@ -83,22 +100,21 @@ function forget(made) {
 }
 
 async function start() {
-  stopWatch();
+  stopLoop();
   const mine = ++starting;
-  if (game) forget(game);
-  game = null;
-  lastRecord = null;
+  const where = tab;
+  if (games[where]) forget(games[where]);
+  games[where] = game = null;
+  layout();
   say("dealing…");
   try {
-    const made = await api("POST", "/api/games", newGameBody());
+    const made = await api("POST", "/api/games", newGameBody(), false, null);
     if (mine !== starting) { forget(made); return; }  // a newer New game was clicked meanwhile
-    game = {id: made.id, token: made.token, view: made.view};
-    say("");
-    $("game").classList.remove("hidden");
-    show(made.view);
-    if (tab === "watch") { paused = false; $("pause").textContent = "Pause"; watchLoop(); }
+    // a watched game runs at once; a played one, once you are out, waits for Next move or Play on
+    games[where] = {id: made.id, token: made.token, view: made.view, paused: where === "play", busy: false};
+    if (tab === where) setTab(where);  // else it is shown when its tab is
   } catch (e) {
-    if (mine === starting) say(e.message, "error");
+    if (mine === starting && tab === where) say(e.message, "error");
   }
 }
 
@@ -123,8 +139,9 @@ function seatBox(view, s, row) {
   return box;
 }
 
-function show(view) {
-  game.view = view;
+function show(g, view) {
+  g.view = view;
+  if (g !== game) return;  // a game of another tab: kept, not shown
   $("game").dataset.moves = String(view.moves);
   const names = view.seats.map((r) => r.name);
   $("status-line").textContent = view.over
@@ -165,11 +182,19 @@ function show(view) {
     });
   }
   $("reason").textContent = myTurn ? `why: ${view.reason}` : (view.mode === "watch" && !view.over && view.reason
-    ? `${names[view.to_move]} may play ${view.legal.join(" ")}: ${view.reason}` : "");
+    ? `${names[view.to_move]} may play ${view.legal.join(" ")} (${view.reason})` : "");
   $("hand-area").classList.toggle("hidden", view.mode === "watch" && view.over);
   $("hint").disabled = !myTurn;
-  $("hint-area").classList.toggle("hidden", view.mode !== "play");
-  if (!myTurn) $("hint-out").textContent = "";
+  const out = view.mode === "play" && view.stepped;  // you are out: the agents play on, step by step
+  $("hint-area").classList.toggle("hidden", view.mode !== "play" || out);
+  if ($("hint-out").dataset.moves !== String(view.moves)) $("hint-out").textContent = "";  // a hint is for its turn only
+  $("out-area").classList.toggle("hidden", !out);
+  if (out) {
+    $("out-text").textContent = "You are out: the agents play the rest of the match.";
+    $("play-on").textContent = g.paused ? "Play on" : "Pause";
+    $("step-one").disabled = !g.paused;
+  }
+  $("pause").textContent = g.paused ? "Resume" : "Pause";
 
   const rounds = $("rounds");
   rounds.replaceChildren(el("tr", {}, el("th", {}, "round"), ...names.map((n) => el("th", {}, n))));
@@ -194,7 +219,8 @@ function show(view) {
 }
 
 async function clickCard(c, legal) {
-  const view = game.view;
+  const g = game;
+  const view = g.view;
   if (view.over || view.to_move !== view.seat) { say("wait for your turn", "error"); return; }
   if (!legal) {
     const held = view.seats[view.seat].hand.includes(c);
@@ -204,59 +230,83 @@ async function clickCard(c, legal) {
   say(`you play ${c}; the agents are playing…`);
   for (const b of document.querySelectorAll("#hand button")) b.disabled = true;
   try {
-    show(await api("POST", `/api/games/${game.id}/play`, {card: c}));
-    say("");
+    show(g, await api("POST", `/api/games/${g.id}/play`, {card: c}, false, g));
+    if (g === game) say("");
   } catch (e) {
-    say(e.message, "error");
-    show(await api("GET", `/api/games/${game.id}`));
+    if (g === game) say(e.message, "error");
+    show(g, await api("GET", `/api/games/${g.id}`, undefined, false, g));
   }
 }
 
 async function hint() {
-  $("hint-out").textContent = "thinking…";
+  const g = game;
+  const out = $("hint-out");
+  out.dataset.moves = String(g.view.moves);
+  out.textContent = "thinking…";
   try {
-    const h = await api("POST", `/api/games/${game.id}/hint`);
+    const h = await api("POST", `/api/games/${g.id}/hint`, undefined, false, g);
+    if (g !== game || h.moves !== g.view.moves) return;  // the turn it was asked for is gone
     const values = Object.entries(h.values).sort((a, b) => b[1] - a[1])
       .map(([c, v]) => `${c}: ${v.toFixed(2)}`).join(" · ");
-    $("hint-out").textContent = `${h.agent} plays ${h.card} — values (${h.method}, higher is better): ${values}`;
+    out.textContent = `${h.agent} plays ${h.card} — values (${h.method}, higher is better): ${values}`;
     for (const b of document.querySelectorAll("#hand button")) b.classList.toggle("hinted", b.dataset.card === h.card);
   } catch (e) {
-    $("hint-out").textContent = e.message;
+    if (g === game) out.textContent = e.message;
   }
 }
 
-// ------------------------------------------------------------------ watch
+// ------------------------------------------------------------------ watch, and a played game once you are out
 
-function stopWatch() {
+function stopLoop() {
   if (timer) clearTimeout(timer);
   timer = null;
-  watching += 1;  // a step already sent is shown, but starts no further step
+  stepping += 1;  // a step already sent is shown, but starts no further step
 }
 
-function watchLoop() {
-  stopWatch();
-  if (!game || game.view.over || paused || tab !== "watch") return;
-  const mine = watching;
+async function stepOnce(g) {
+  if (g.busy || g.view.over || !g.view.stepped) return false;
+  g.busy = true;
+  try {
+    show(g, await api("POST", `/api/games/${g.id}/step`, undefined, false, g));
+    return true;
+  } catch (e) {
+    if (g === game) say(e.message, "error");
+    return false;
+  } finally {
+    g.busy = false;
+  }
+}
+
+function stepLoop() {
+  stopLoop();
+  const g = game;
+  if (!g || g.view.over || !g.view.stepped || g.paused) return;
+  const mine = stepping;
   timer = setTimeout(async () => {
     timer = null;
-    try {
-      const view = await api("POST", `/api/games/${game.id}/step`);
-      if (mine !== watching) return;
-      show(view);
-      watchLoop();
-    } catch (e) {
-      say(e.message, "error");
-    }
+    if (await stepOnce(g) && mine === stepping) stepLoop();
   }, Number($("speed").value));
+}
+
+function togglePause() {
+  if (!game) return;
+  game.paused = !game.paused;
+  show(game, game.view);
+  if (game.paused) stopLoop(); else stepLoop();
 }
 
 // ------------------------------------------------------------------ records and replay
 
+async function recordOf(g) {
+  if (!g.record) g.record = await api("GET", `/api/games/${g.id}/record`, undefined, true, g);
+  return g.record;
+}
+
 async function download() {
-  const text = await api("GET", `/api/games/${game.id}/record`, undefined, true);
-  lastRecord = text;
+  const g = game;
+  const text = await recordOf(g);
   const url = URL.createObjectURL(new Blob([text], {type: "application/x-ndjson"}));
-  const a = el("a", {href: url, download: `agurk-seed${game.view.seed}.jsonl`});
+  const a = el("a", {href: url, download: `agurk-seed${g.view.seed}.jsonl`});
   document.body.append(a);
   a.click();
   a.remove();
@@ -268,6 +318,7 @@ async function openReplay(text, match) {
     const data = await api("POST", `/api/replay?match=${match}`, text);
     replay = {names: data.names, frames: data.frames, at: 0, head: `seed ${data.seed} · match ${data.match}`};
     say("");
+    layout();
     showFrame();
   } catch (e) {
     say(e.message, "error");
@@ -315,16 +366,14 @@ function stepReplay(by) {
 
 for (const b of document.querySelectorAll(".tab")) b.addEventListener("click", () => setTab(b.dataset.tab));
 $("start").addEventListener("click", start);
-$("pause").addEventListener("click", () => {
-  paused = !paused;
-  $("pause").textContent = paused ? "Resume" : "Pause";
-  if (!paused) watchLoop();
-});
-$("speed").addEventListener("change", () => { if (timer) watchLoop(); });  // a step in flight goes on at the new speed
+$("pause").addEventListener("click", togglePause);
+$("play-on").addEventListener("click", togglePause);
+$("step-one").addEventListener("click", () => { if (game && game.paused) stepOnce(game); });
+$("speed").addEventListener("change", () => { if (timer) stepLoop(); });  // a step in flight goes on at the new speed
 $("hint").addEventListener("click", hint);
 $("download").addEventListener("click", download);
 $("replay-this").addEventListener("click", async () => {
-  const text = lastRecord || await api("GET", `/api/games/${game.id}/record`, undefined, true);
+  const text = await recordOf(game);
   setTab("replay");
   $("replay-match").value = "0";
   await openReplay(text, 0);
@@ -342,4 +391,5 @@ document.addEventListener("keydown", (e) => {
     if (e.key === "ArrowLeft" || e.key === "p") stepReplay(-1);
   }
 });
+layout();
 loadOptions().catch((e) => say(e.message, "error"));
