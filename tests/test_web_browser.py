@@ -256,7 +256,6 @@ def test_the_replay_tab_shows_no_empty_table_before_a_file_is_open(browser: WebD
     assert shown(browser, "replay-view", "replay-frame", "game") == [False, False, False]
     assert not browser.find_element(By.ID, "replay-next").is_enabled()
     assert shown(browser, "intro") == [True] and "Choose a record file" in browser.find_element(By.ID, "intro").text
-    screenshot(browser, "replay-tab.png")
 
 
 def test_the_first_page_says_what_to_do(browser: WebDriver, base_url: str) -> None:
@@ -268,7 +267,6 @@ def test_the_first_page_says_what_to_do(browser: WebDriver, base_url: str) -> No
     assert tag == "INPUT" and placeholder == "e.g. hand_size=5, limit=21" and needs <= has, (needs, has)
     icon = browser.find_element(By.CSS_SELECTOR, 'link[rel="icon"]').get_attribute("href")
     assert icon.endswith("/static/favicon.svg")
-    screenshot(browser, "first-page.png")
     browser.find_element(By.ID, "tab-watch").click()
     assert "to watch them play" in browser.find_element(By.ID, "intro").text
     browser.find_element(By.ID, "start").click()
@@ -352,7 +350,6 @@ def test_once_you_are_out_you_step_through_the_rest_or_watch_it(browser: WebDriv
     rounds = len(browser.find_elements(By.CSS_SELECTOR, "#rounds tr"))
     _, _, over, moves = hand_state(browser)
     assert not over and rounds == 3  # the header and the two rounds played: the rest is still to come
-    screenshot(browser, "out.png")
     time.sleep(1.5)
     assert hand_state(browser)[3] == moves  # nothing is played until asked
     for i in range(1, 4):
