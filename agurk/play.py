@@ -3,7 +3,7 @@
 A thin front end on the AEC environment (``episode="match"``): every rule comes from the
 engine. Each turn shows the scores, the trick so far, the hand sorted by strength and the
 legal cards with the reason they are legal; input is read with :func:`input`. A record
-file gets the whole match, or the match so far when the person quits.
+file gets the whole match, or the match so far when the person quits or presses Ctrl-C.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from agents.registry import make_agent
 from agurk_env import engine
 from agurk_env.aec_env import raw_env
 from agurk_env.agent import decide
+from agurk_env.atomic import atomic_write_text
 from agurk_env.options import split_list
 from agurk_env.render import card_text
 from agurk_env.rules import CARDS, Rules
@@ -320,19 +321,32 @@ def play(
     record: str | None = None,
     console: Console | None = None,
 ) -> int:
-    """Run ``agurk play``; returns the exit status (0, also on quitting, which writes ``record`` so far)."""
+    """Run ``agurk play``; returns the exit status (0, also on quitting, which writes ``record`` so far).
+
+    Ctrl-C (or a stop signal raised as one) writes ``record`` so far too, then raises on.
+    """
     game = Game(rules, opponents, seat, seed, console)
-    finished, rec = game.run()
+    try:
+        finished, rec = game.run()
+    except KeyboardInterrupt:
+        game.say()
+        if record:
+            _write_record(game, record, game.record(), finished=False)
+        raise
     if record:
-        with open(record, "w", encoding="utf-8", newline="\n") as f:
-            f.write(json.dumps(rec) + "\n")
-        if finished:
-            game.say(f"record written to {escape(record)}")
-        else:
-            done = len(rec["rounds"]) - 1
-            game.say(
-                f"partial record written to {escape(record)}: the match so far ({done} finished "
-                f"round{'s' * (done != 1)} and the round in progress; no winners)"
-            )
+        _write_record(game, record, rec, finished)
     game.say("bye")
     return 0
+
+
+def _write_record(game: Game, path: str, rec: dict[str, Any], finished: bool) -> None:
+    """Write the match record (one JSON line) atomically and say so: the whole match, or the match so far."""
+    atomic_write_text(path, json.dumps(rec) + "\n")
+    if finished:
+        game.say(f"record written to {escape(path)}")
+    else:
+        done = len(rec["rounds"]) - 1
+        game.say(
+            f"partial record written to {escape(path)}: the match so far ({done} finished "
+            f"round{'s' * (done != 1)} and the round in progress; no winners)"
+        )

@@ -180,6 +180,9 @@ def replay(
         except EOFError:
             say("")
             break
+        except KeyboardInterrupt:
+            say("")  # end the prompt's line; the command line says it was interrupted
+            raise
         if key in ("q", "quit"):
             break
         if key in ("", "n"):

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.tasks import LOCAL, Backend
+from agurk_env.atomic import atomic_text, atomic_write_text
 from agurk_env.rules import Rules, RulesError
 from skill.budget import BUDGETS, Budget, quickstart_settings
 from skill.report import (
@@ -178,12 +179,12 @@ def atlas(
 
 def write_files(data: dict[str, Any], out: Path) -> None:
     """Every file of the atlas from its ``atlas.json`` object."""
-    (out / "atlas.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(out / "atlas.json", json.dumps(data, indent=2) + "\n")
     write_csv(data, out)
     (out / HEATMAPS).mkdir(exist_ok=True)
     for preset in data["variants"]:
         write_heatmap(data, preset, out / HEATMAPS / f"{preset}.png")
-    (out / "atlas.md").write_text(markdown(data), encoding="utf-8")
+    atomic_write_text(out / "atlas.md", markdown(data))
 
 
 CELL_COLUMNS = ("key", "preset", "players", "hand_size")
@@ -192,14 +193,14 @@ CELL_COLUMNS = ("key", "preset", "players", "hand_size")
 
 def write_csv(data: dict[str, Any], out: Path) -> None:
     """``atlas.csv`` (one row per cell, ranked) and ``atlas-ladder.csv`` (one row per cell and ladder agent)."""
-    with (out / "atlas.csv").open("w", encoding="utf-8", newline="") as f:
+    with atomic_text(out / "atlas.csv") as f:
         w = csv.writer(f, lineterminator="\n")
         stats = [f"{k}{s}" for k in INTERVAL_KEYS for s in ("", "_low", "_high")]
         w.writerow(["rank", *CELL_COLUMNS, *stats, "best_win", "best_penalty"])
         for c in data["cells"]:
             numbers = (csv_number(x) for k in INTERVAL_KEYS for x in (c[k], *c[f"{k}_ci"]))
             w.writerow([c["rank"], *(c[k] for k in CELL_COLUMNS), *numbers, c["best_win"], c["best_penalty"]])
-    with (out / "atlas-ladder.csv").open("w", encoding="utf-8", newline="") as f:
+    with atomic_text(out / "atlas-ladder.csv") as f:
         w = csv.writer(f, lineterminator="\n")
         keys = ("win_rate", "mean_penalty", "rating")
         w.writerow([*CELL_COLUMNS, "spec", *(f"{k}{s}" for k in keys for s in ("", "_low", "_high"))])

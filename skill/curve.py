@@ -19,6 +19,7 @@ from typing import Any
 
 from agents.tasks import LOCAL, Backend
 from agents.tournament import tournament
+from agurk_env.atomic import atomic_text, atomic_write_text
 from agurk_env.rules import Rules
 from training.config import load_config
 from training.run_folder import CHECKPOINTS, read_kept
@@ -92,9 +93,9 @@ def write_curve(curve: dict[str, Any], out: Path) -> None:
     from skill.plots import plot_curve
 
     out.mkdir(parents=True, exist_ok=True)
-    (out / "curve.json").write_text(json.dumps(curve, indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(out / "curve.json", json.dumps(curve, indent=2) + "\n")
     fields = ["step", "train_seconds", "wall_seconds", "opponent", "win_rate", "win_low", "win_high", "mean_penalty"]
-    with (out / "curve.csv").open("w", encoding="utf-8", newline="") as f:
+    with atomic_text(out / "curve.csv") as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(fields)
         for p in curve["points"]:

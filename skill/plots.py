@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from agurk_env.atomic import atomic_write
+
 
 def _pyplot() -> Any:
     """Matplotlib's pyplot on the file-only Agg backend (no display needed)."""
@@ -29,6 +31,11 @@ def _errors(values: list[float | None], cis: list[list[float | None]], cap: floa
 _SAVE = {"dpi": 120, "metadata": {"Software": None}}  # no version stamp: the same report, byte for byte
 
 
+def save(fig: Any, path: Path) -> None:
+    """Write ``fig`` as a PNG to ``path`` atomically (an interruption leaves the previous image)."""
+    atomic_write(path, lambda f: fig.savefig(f, format="png", **_SAVE))
+
+
 def plot_rs(report: dict[str, Any], path: Path) -> None:
     """``rs.png``: relative skill (win rate and penalty) per variant with 95% intervals, ranked."""
     plt = _pyplot()
@@ -47,7 +54,7 @@ def plot_rs(report: dict[str, Any], path: Path) -> None:
     ax.set_title(f"Relative skill per variant ({report['budget']} budget, seed {report['seed']})")
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
-    fig.savefig(path, **_SAVE)
+    save(fig, path)
     plt.close(fig)
 
 
@@ -69,7 +76,7 @@ def plot_ladder(report: dict[str, Any], path: Path) -> None:
     ax.set_title("Ladder win rates per variant (ranked by relative skill)")
     ax.legend(fontsize="x-small", ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    fig.savefig(path, **_SAVE)
+    save(fig, path)
     plt.close(fig)
 
 
@@ -96,7 +103,7 @@ def plot_sweep(rows: list[dict[str, Any]], path: Path) -> None:
     ax.set_title("Sweep: the focal agents' win rates per grid point")
     ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    fig.savefig(path, **_SAVE)
+    save(fig, path)
     plt.close(fig)
 
 
@@ -139,7 +146,7 @@ def plot_heatmaps(path: Path, title: str, players: list[int], hands: list[int], 
             bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
     fig.suptitle(title, fontsize="medium")
     fig.tight_layout()
-    fig.savefig(path, **_SAVE)
+    save(fig, path)
     plt.close(fig)
 
 
@@ -165,5 +172,5 @@ def plot_curve(curve: dict[str, Any], path: Path) -> None:
     ax.set_title(f"Learning curve: {curve['deals']} duplicate deals per point, seed {curve['seed']}", fontsize="medium")
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
-    fig.savefig(path, **_SAVE)
+    save(fig, path)
     plt.close(fig)

@@ -35,6 +35,7 @@ from typing import Any
 from agents.tasks import LOCAL, Backend, TaskProgress, run_tasks
 from agents.tournament import TournamentPlan, play_planned
 from agents.tournament_stats import SeatStats
+from agurk_env.atomic import atomic_text, atomic_write_text
 from skill.budget import BUDGETS, FIELD, Budget, ladder, quickstart_settings
 from skill.variant import (
     EFFECT_KEYS,
@@ -355,11 +356,11 @@ def skill_report(
         ),
         "variants": rank(results),
     }
-    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(out / "report.json", json.dumps(report, indent=2) + "\n")
     write_csv(report, out)
     plot_rs(report, out / "rs.png")
     plot_ladder(report, out / "ladder.png")
-    (out / "report.md").write_text(markdown(report), encoding="utf-8")
+    atomic_write_text(out / "report.md", markdown(report))
     return report
 
 
@@ -373,7 +374,7 @@ INTERVAL_KEYS = STAT_KEYS + EFFECT_KEYS
 
 def write_csv(report: dict[str, Any], out: Path) -> None:
     """``report.csv`` (one row per variant) and ``ladder.csv`` (one row per variant and agent)."""
-    with (out / "report.csv").open("w", encoding="utf-8", newline="") as f:
+    with atomic_text(out / "report.csv") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(
             [
@@ -394,7 +395,7 @@ def write_csv(report: dict[str, Any], out: Path) -> None:
                     v["best_penalty"],
                 ]
             )
-    with (out / "ladder.csv").open("w", encoding="utf-8", newline="") as f:
+    with atomic_text(out / "ladder.csv") as f:
         w = csv.writer(f, lineterminator="\n")
         keys = ("win_rate", "mean_penalty", "rating")
         w.writerow(["preset", "spec", *(f"{k}{s}" for k in keys for s in ("", "_low", "_high"))])

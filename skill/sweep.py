@@ -38,9 +38,9 @@ from typing import Any
 from agents.registry import STRONGEST_HEURISTIC, AgentSpecError, make_agent
 from agents.tasks import LOCAL, Backend, TaskError, TaskProgress, run_tasks
 from agents.tournament import Unit, tournament
+from agurk_env.atomic import atomic_write, atomic_write_text
 from agurk_env.rules import OPTION_NAMES, PRESETS, Rules, RulesError
 from skill.budget import TRAIN_COST, match_cost, quickstart_settings
-from training.checkpoint import atomic_write, atomic_write_text
 from training.config import Config, ConfigError, build_dataclass, config_from_dict, read_mapping
 from training.run import train_to_file
 from training.run_folder import RunFolderError, claim_out

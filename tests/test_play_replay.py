@@ -150,6 +150,40 @@ def test_play_quit_writes_the_partial_record(tmp_path: Path) -> None:
     assert "winner" not in current and all(s != 1 for s, _ in current["plays"])  # quit with seat 1 to move
 
 
+def test_play_ctrl_c_writes_the_partial_record_and_says_so_in_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "partial.jsonl"
+    child = _spawn("play", "--opponents", "random", "--seed", "6", "--seat", "1", "--record", str(out))
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        _, legal = _turn(child)
+        child.sendline(str(rng.choice(legal)))
+    _turn(child)
+    child.sendintr()  # Ctrl-C at the prompt
+    child.expect(r"partial record written to \S+: the match so far \(0 finished rounds and the round in progress")
+    child.expect(pexpect.EOF)
+    child.close()
+    said = ANSI.sub("", child.before)
+    assert "Traceback" not in said and said.strip().splitlines()[-1] == "agurk: interrupted by SIGINT", said
+    assert child.exitstatus == 130
+    rec = json.loads(out.read_text())
+    assert rec["agents"] == ["random", "human", "random", "random"] and len(rec["rounds"]) == 1
+    assert [c for s, c in _replay_partial(rec) if s == 1] and "winners" not in rec
+
+
+def test_replay_ctrl_c_says_so_in_one_line(tmp_path: Path) -> None:
+    sim = tmp_path / "sim.jsonl"
+    assert cli.main(["simulate", "--matches", "1", "--seed", "2", "-q", "--out", str(sim)]) == 0
+    child = pexpect.spawn(
+        sys.executable, ["-m", "agurk.cli", "replay", str(sim)], cwd=str(ROOT), encoding="utf-8", timeout=30
+    )
+    child.expect(r"\[1/\d+\]")
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert "Traceback" not in child.before and child.before.strip().splitlines()[-1] == "agurk: interrupted by SIGINT"
+    assert child.exitstatus == 130
+
+
 @pytest.mark.parametrize(
     "preset, sets",
     [("danish21", ["players=2", "limit=10"]), ("lives", ["players=8", "hand_size=6", "lives=1"])],

@@ -1,74 +1,16 @@
-"""Files a run writes, each atomically (a temporary file beside it, then ``os.replace``): checkpoints, text, copies.
-
-The one atomic-write helper of the project: a reader never sees half a file, and an
-interrupted write leaves the previous file in place.
-"""
+"""Checkpoints a run writes, atomically (:mod:`agurk_env.atomic`, the project's one atomic-write helper)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import torch
 
 from agents.policy import FORMAT, VERSION, PolicyNet, can_widen, load_checkpoint, net_from_checkpoint, widened
 from agurk_env import observation
+from agurk_env.atomic import atomic_write
 from training.config import Config, ConfigError
-
-
-def file_mode() -> int:
-    """The mode a new file gets under the current umask (``mkstemp`` would make it private)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def atomic_write(path: str | Path, write: Callable[[IO[bytes]], Any]) -> None:
-    """Create ``path`` from ``write(file)`` through a temporary file, flushed to disk, then ``os.replace``.
-
-    An exception while writing (an interruption too) removes the temporary file and leaves
-    the previous ``path`` as it was; ``training.schedule`` holds stop signals back around a save.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, file_mode())
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _sync_folder(path.parent)
-
-
-def _sync_folder(folder: Path) -> None:
-    """Flush a folder's entries to disk, so that a rename into it survives a crash (where the OS allows it)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically."""
-    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
-
-
-def atomic_copy(src: str | Path, dst: str | Path) -> None:
-    """Copy ``src`` to ``dst`` atomically."""
-    with open(src, "rb") as source:
-        atomic_write(dst, lambda f: shutil.copyfileobj(source, f))
 
 
 def save_checkpoint(path: str | Path, net: PolicyNet, **extra: Any) -> None:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from training.checkpoint import atomic_write, atomic_write_text
+from agurk_env.atomic import atomic_write, atomic_write_text
 from training.config import Config
 
 HISTORY = "evaluations.jsonl"

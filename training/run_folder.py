@@ -22,7 +22,7 @@ try:
 except ImportError:  # not on Windows: run folders are not locked there
     fcntl = None  # type: ignore[assignment]
 
-from training.checkpoint import atomic_copy, atomic_write_text
+from agurk_env.atomic import atomic_copy, atomic_write_text
 from training.config import Config, dump_config
 
 CHECKPOINTS = "checkpoints"

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
+import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -12,6 +16,8 @@ from agents.tasks.backend import OnProgress
 
 SPAWN = multiprocessing.get_context("spawn")
 """The start method of every local worker (no forked copies of torch or NumPy thread pools)."""
+STOP_SECONDS = 3.0
+"""How long a cancelled worker gets to end after SIGTERM before it is killed."""
 
 
 class Here:
@@ -63,11 +69,33 @@ class Here:
 _SHARED: Any = None  # in a local worker process: (units, stages) of every task, in shared memory
 
 
-def _init_pool(units: Any, stages: Any, initializer: Callable[[], None] | None) -> None:
+def _init_pool(units: Any, stages: Any, initializer: Callable[[], None] | None, parent: int) -> None:
+    """Set a worker up: progress in shared memory, Ctrl-C left to the parent, an exit once the parent is gone."""
     global _SHARED
     _SHARED = (units, stages)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C reaches the whole group: the parent decides
+    threading.Thread(target=_exit_with, args=(parent,), daemon=True, name="exit-with-parent").start()
     if initializer is not None:
         initializer()
+
+
+def _exit_with(parent: int) -> None:
+    """End this worker as soon as its parent process is gone (killed), so that no orphan goes on computing."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def _end(processes: Sequence[Any]) -> None:
+    """End worker processes now: SIGTERM, then SIGKILL for any still alive after :data:`STOP_SECONDS`."""
+    for process in processes:
+        process.terminate()
+    deadline = time.monotonic() + STOP_SECONDS
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join()
 
 
 def _pool_task(fn: Callable[..., Any], index: int, job: tuple[Any, ...]) -> Any:
@@ -97,7 +125,10 @@ class Pool:
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
-            self.window, mp_context=SPAWN, initializer=_init_pool, initargs=(self.units, self.stages, self.initializer)
+            self.window,
+            mp_context=SPAWN,
+            initializer=_init_pool,
+            initargs=(self.units, self.stages, self.initializer, os.getpid()),
         )
 
     def submit(self, index: int) -> Future:
@@ -128,5 +159,10 @@ class Pool:
         return list(self.units), list(self.stages)
 
     def close(self, cancel: bool) -> None:
-        """Shut the pool down; with ``cancel`` drop the queued tasks."""
-        self.pool.shutdown(wait=True, cancel_futures=cancel)
+        """Shut the pool down; with ``cancel`` (a failure, Ctrl-C, a stop signal) end the workers now, tasks or not."""
+        if not cancel:
+            self.pool.shutdown(wait=True)
+            return
+        workers = list((self.pool._processes or {}).values())  # Python < 3.14 has no public terminate_workers
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        _end(workers)

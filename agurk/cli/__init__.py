@@ -34,6 +34,7 @@ from agurk.cli import (
     zoo,
 )
 from agurk.cli.common import PROG, CliError, Formatter, Parser
+from agurk.cli.stop_signals import Signals, stopped
 from agurk_env.rules import RulesError
 
 DISTRIBUTION = "agurk-rl"
@@ -95,7 +96,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return args.func(args)
+        with Signals():  # SIGTERM and SIGHUP stop a command as Ctrl-C does: workers ended, one line, no traceback
+            return args.func(args)
+    except KeyboardInterrupt as e:  # a command that does not catch it (or not yet: it was still starting)
+        return stopped(e)
     except (CliError, RulesError) as e:
         _report(str(e))
         return 2

@@ -8,14 +8,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import sys
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
 
+from agurk_env.atomic import atomic_write_text
 from agurk_env.options import Bounds, Option, OptionError, split_assignment, split_list
-from agurk_env.rules import OPTION_NAMES, Rules, parse_option
+from agurk_env.rules import OPTION_NAMES, Rules, RulesError, parse_option
 
 PROG = "agurk"
 
@@ -110,6 +112,36 @@ def add_rules_options(p: argparse.ArgumentParser, positional: bool = False) -> N
     p.add_argument("--set", metavar="OPTION=VALUE", action="append", default=[], help=SET_HELP)
 
 
+def warn_other_players(specs: Iterable[str], rules: Rules) -> None:
+    """One warning line on stderr per ``ppo:`` checkpoint trained at other player counts than ``rules``' (it plays)."""
+    for spec in dict.fromkeys(s.strip() for s in specs if s.strip().startswith("ppo:")):
+        counts = trained_players(spec.removeprefix("ppo:").partition(";")[0])
+        if counts and rules.players not in counts:
+            trained = ", ".join(map(str, counts))
+            print(
+                f"{PROG}: warning: {spec} was trained at {trained} players, not {rules.players}: it plays a table "
+                "it never saw",
+                file=sys.stderr,
+            )
+
+
+def trained_players(path: str) -> list[int] | None:
+    """The player counts the checkpoint at ``path`` was trained at (``None``: not recorded, or a rules mixture)."""
+    from agents.policy import CheckpointError, load_checkpoint
+
+    try:
+        saved = load_checkpoint(path).get("config")
+    except CheckpointError:
+        return None
+    if not isinstance(saved, dict) or (saved.get("mixture") or {}).get("families"):
+        return None
+    try:
+        preset = Rules.preset(saved.get("preset", "standard"), **(saved.get("rules") or {}))
+    except (RulesError, TypeError):
+        return None
+    return [int(p) for p in saved.get("players") or [preset.players]]
+
+
 # ----------------------------------------------------------------------------- backends
 
 
@@ -163,17 +195,30 @@ def json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
-def open_out(path_text: str) -> tuple[IO[str], Path | None]:
-    """Open ``--out`` for writing (creating its parent folders); ``-`` is stdout."""
-    if path_text == "-":
-        return sys.stdout, None
+def output_file(option: str, path_text: str | None) -> Path | None:
+    """The file an output option names (``--json FILE``), checked before any work; None for none or ``-`` (stdout).
+
+    Its folder must exist and be writable: a typo is refused at once (never a tree of new folders).
+    """
+    if path_text is None or path_text == "-":
+        return None
     path = Path(path_text)
+    folder = path.parent
+    if not folder.is_dir():
+        raise CliError(f"cannot write {option} {path_text!r}: folder {str(folder)!r} does not exist")
+    if path.is_dir():
+        raise CliError(f"cannot write {option} {path_text!r}: it is a folder")
+    if not os.access(folder, os.W_OK):
+        raise CliError(f"cannot write {option} {path_text!r}: folder {str(folder)!r} is not writable")
+    return path
+
+
+def write_output(option: str, path: Path, text: str) -> None:
+    """Write ``text`` to the file of ``option`` atomically: an interruption leaves the previous file whole."""
     try:
-        if path.parent != Path():
-            path.parent.mkdir(parents=True, exist_ok=True)
-        return path.open("w", encoding="utf-8", newline="\n"), path
+        atomic_write_text(path, text)
     except OSError as e:
-        raise CliError(f"cannot write --out {path_text!r}: {e.strerror or e}") from None
+        raise CliError(f"cannot write {option} {str(path)!r}: {e.strerror or e}") from None
 
 
 def stderr_console() -> Any:

@@ -21,6 +21,7 @@ from agurk.cli.common import (
     stderr_console,
     task_errors,
 )
+from agurk.cli.stop_signals import stopped
 from agurk_env.options import split_list
 
 
@@ -103,12 +104,6 @@ def run(args: argparse.Namespace) -> int:
     from training.config import ConfigError
     from training.run_folder import RunFolderError, claim_out
 
-    if not args.force:
-        try:
-            claim_out(out)  # a used --out is refused before the work, and moved aside (--force) only after it
-        except RunFolderError as e:
-            raise folder_error(e) from None
-
     opponents = [s for s in split_list(args.against) if s]
     if not opponents:
         raise CliError("--against needs at least one agent spec")
@@ -123,6 +118,11 @@ def run(args: argparse.Namespace) -> int:
             make_agents(spec, rules.players, args.seed)
     except (CurveError, ConfigError, AgentSpecError, ValueError) as e:
         raise CliError(str(e)) from None
+    if not args.force:  # after the arguments: a typo in --against is named first
+        try:
+            claim_out(out)  # a used --out is refused before the work, and moved aside (--force) only after it
+        except RunFolderError as e:
+            raise folder_error(e) from None
     console = stderr_console()
     total, start = len(rows) * len(opponents), time.perf_counter()
     done = 0
@@ -150,9 +150,8 @@ def run(args: argparse.Namespace) -> int:
             ]
             if beside:
                 curve["beside"] = beside
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        return stopped(e)
     try:
         moved = claim_out(out, args.force)
         if moved:

@@ -5,14 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from agurk.cli.common import (
     COUNT,
-    PROG,
     SEED,
     CliError,
     Formatter,
@@ -20,12 +17,16 @@ from agurk.cli.common import (
     add_backend_options,
     add_rules_options,
     backend_of,
+    output_file,
     resolve_rules,
     rules_label,
     stderr_console,
     stdout_console,
     task_errors,
+    warn_other_players,
+    write_output,
 )
+from agurk.cli.stop_signals import stopped
 
 DEFAULT_EVAL_BATCH = 4096
 """``evaluate --batch`` default: matches played side by side in each rotation."""
@@ -152,16 +153,9 @@ def run(args: argparse.Namespace) -> int:
         check_fit(make_agents(",".join(specs), rules.players, args.seed), rules)  # every spec, before playing
     except (AgentSpecError, ValueError) as e:
         raise CliError(str(e)) from None
+    warn_other_players(specs, rules)
     tables = len(seatings(specs, args.seating).tables)
-    out: IO[str] | None = None
-    if args.json is not None and args.json != "-":
-        path = Path(args.json)
-        try:
-            if path.parent != Path():
-                path.parent.mkdir(parents=True, exist_ok=True)
-            out = path.open("w", encoding="utf-8", newline="\n")
-        except OSError as e:
-            raise CliError(f"cannot write --json {args.json!r}: {e.strerror or e}") from None
+    path = output_file("--json", args.json)
     console = stderr_console()
     start = time.perf_counter()
     try:
@@ -182,20 +176,13 @@ def run(args: argparse.Namespace) -> int:
                 backend=backend,
                 seating=args.seating,
             )
-    except (KeyboardInterrupt, CliError) as e:
-        if out is not None:
-            out.close()
-        if isinstance(e, CliError):
-            raise
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        return stopped(e)
     seconds = time.perf_counter() - start
     data = result.to_dict()
     data["seconds"] = round(seconds, 3)
-    if out is not None:
-        with out:
-            json.dump(data, out, indent=2)
-            out.write("\n")
+    if path is not None:
+        write_output("--json", path, json.dumps(data, indent=2) + "\n")
     elif args.json == "-":
         print(json.dumps(data, indent=2))
     if not args.quiet or args.json is None:

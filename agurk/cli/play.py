@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from agurk.cli.common import SEED, CliError, Formatter, add_rules_options, resolve_rules
+from agurk.cli.common import (
+    SEED,
+    CliError,
+    Formatter,
+    add_rules_options,
+    output_file,
+    resolve_rules,
+    warn_other_players,
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -18,7 +25,7 @@ def add_parser(sub: Any) -> None:
         description=(
             "Play a whole match in one seat against agents. Each turn shows the scores, the trick\n"
             "so far, your hand by strength, and the legal cards with the reason. Type a card name\n"
-            "(10, K, a) or #number from your hand; q quits (with --record, writing the match so far)."
+            "(10, K, a) or #number from your hand; q quits (with --record, writing the match so far; Ctrl-C too)."
         ),
         epilog="examples:\n  agurk play\n  agurk play --rules danish21 --set players=3 --opponents guard --seed 7",
     )
@@ -41,8 +48,8 @@ def add_parser(sub: Any) -> None:
         "--record",
         metavar="FILE",
         default=None,
-        help="write the match record (one JSON line) at the end; on q, the match so far (finished rounds and the "
-        "round in progress)",
+        help="write the match record (one JSON line) at the end; on q or Ctrl-C, the match so far (finished rounds "
+        "and the round in progress)",
     )
     p.set_defaults(func=run)
 
@@ -50,15 +57,13 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Play one seat of a match against agents in the terminal."""
     rules = resolve_rules(args.rules, args.set)
-    if args.record is not None:
-        parent = Path(args.record).parent
-        if not parent.is_dir():
-            raise CliError(f"cannot write --record {args.record!r}: folder {str(parent)!r} does not exist")
+    output_file("--record", args.record)  # checked before the match, written at its end (or on q, or Ctrl-C)
 
     from agents.registry import AgentSpecError
     from agurk.play import PlayError, play
 
     try:
+        warn_other_players(args.opponents.split(","), rules)
         return play(rules, args.opponents, args.seat, args.seed, args.record)
     except (AgentSpecError, PlayError) as e:
         raise CliError(str(e)) from None

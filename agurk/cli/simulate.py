@@ -3,26 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from agurk.cli.common import (
     COUNT,
-    PROG,
     SEED,
     CliError,
     Formatter,
     MatchProgress,
     add_rules_options,
     json_default,
-    open_out,
+    output_file,
     resolve_rules,
     rules_label,
     stderr_console,
+    warn_other_players,
 )
+from agurk.cli.stop_signals import stopped
+from agurk_env.atomic import atomic_file
 
 
 def add_parser(sub: Any) -> None:
@@ -67,7 +71,8 @@ def add_parser(sub: Any) -> None:
         "--out",
         metavar="FILE.jsonl",
         required=True,
-        help="output file, overwritten; its folder is created if missing; '-' writes to stdout",
+        help="output file, replaced once every match is written (an interruption leaves it as it was); "
+        "its folder must exist; '-' writes to stdout",
     )
     p.add_argument(
         "--batch",
@@ -86,6 +91,18 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+@contextlib.contextmanager
+def _records_out(path: Path | None) -> Iterator[IO[bytes]]:
+    """Where the records go: a file that replaces ``path`` once every record is written, or stdout (``None``)."""
+    if path is None:
+        sys.stdout.flush()
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    with atomic_file(path) as f:
+        yield f
+
+
 def run(args: argparse.Namespace) -> int:
     """Play ``--matches`` matches and write their records, one JSON object per line."""
     from agurk_env.matches import DEFAULT_BATCH
@@ -102,34 +119,32 @@ def run(args: argparse.Namespace) -> int:
         check_fit(agents, rules)  # a policy without the rules' cards is refused now, not mid-game
     except AgentSpecError as e:
         raise CliError(str(e)) from None
+    warn_other_players(args.agents.split(","), rules)
 
     from agurk_env.simulate import simulate
 
-    out, path = open_out(args.out)
+    path = output_file("--out", args.out)
     where = str(path) if path is not None else "stdout"
     console = stderr_console()
     show_progress = not args.quiet and console.is_terminal
     matches = rounds = plays = 0
     start = time.perf_counter()
     try:
-        with MatchProgress(console, args.matches, show_progress) as progress:
+        with MatchProgress(console, args.matches, show_progress) as progress, _records_out(path) as out:
             records: Iterator[dict[str, Any]] = simulate(
                 rules, agents, args.matches, args.seed, batch=args.batch, with_legal=args.with_legal, progress=progress
             )
             for record in records:
-                out.write(json.dumps(record, separators=(",", ":"), default=json_default))
-                out.write("\n")
+                out.write(json.dumps(record, separators=(",", ":"), default=json_default).encode() + b"\n")
                 matches += 1
                 rounds += len(record["rounds"])
                 plays += sum(len(trick["plays"]) for rnd in record["rounds"] for trick in rnd["tricks"])
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted after {matches} matches written to {where}", file=sys.stderr)
-        return 130
-    finally:
-        if path is not None:
-            out.close()
-        else:
-            out.flush()
+    except KeyboardInterrupt as e:
+        return stopped(e, f" after {matches} matches" + ("" if path is None else f"; {where} left as it was"))
+    except OSError as e:
+        if path is None:  # stdout: a closed pipe is main's to handle
+            raise
+        raise CliError(f"cannot write --out {where!r}: {e.strerror or e}") from None
     seconds = time.perf_counter() - start
     if not args.quiet:
         summary = (

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -12,7 +11,6 @@ from typing import Any
 
 from agurk.cli.common import (
     COUNT,
-    PROG,
     SEED,
     CliError,
     Formatter,
@@ -24,6 +22,7 @@ from agurk.cli.common import (
     stderr_console,
     task_errors,
 )
+from agurk.cli.stop_signals import stopped
 from agurk.cli.train_progress import LOG_SECONDS, clock
 from agurk_env.options import split_list
 from agurk_env.rules import PRESETS, Rules
@@ -365,9 +364,8 @@ def run(args: argparse.Namespace) -> int:
                     backend,
                     hands[0] if hands else None,
                 )
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        return stopped(e)
     seconds = time.perf_counter() - start
     if is_atlas:
         if not args.quiet:

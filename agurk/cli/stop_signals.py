@@ -1,8 +1,10 @@
-"""Stop signals of ``agurk train``: SIGINT, SIGTERM and SIGHUP stop training like Ctrl-C, never mid-checkpoint.
+"""Stop signals of every command: SIGINT, SIGTERM and SIGHUP stop it like Ctrl-C, never mid-checkpoint.
 
 :class:`Signals` raises :class:`Interrupted` (a ``KeyboardInterrupt``) in the main thread;
-it is the ``stops`` of :func:`training.run.execute`, which saves ``latest.pt`` when one
-arrives, and holds a signal back while a checkpoint is being written.
+:func:`agurk.cli.main` enters it around every command, so a command's ``except KeyboardInterrupt``
+(which ends its worker processes, keeps its outputs whole and says :func:`stopped`) handles a
+``kill`` as it handles Ctrl-C. It is also the ``stops`` of :func:`training.run.execute`, which
+saves ``latest.pt`` when one arrives, and holds a signal back while a checkpoint is being written.
 """
 
 from __future__ import annotations
@@ -29,6 +31,13 @@ class Interrupted(KeyboardInterrupt):
 def signal_number(stop: KeyboardInterrupt) -> int:
     """The signal behind ``stop``: its ``signum``, or SIGINT for a plain KeyboardInterrupt."""
     return int(getattr(stop, "signum", signal.SIGINT))
+
+
+def stopped(stop: KeyboardInterrupt, detail: str = "") -> int:
+    """Say in one line that ``stop`` (Ctrl-C or a stop signal) ended the command, with ``detail``; the exit status."""
+    signum = signal_number(stop)
+    _note(f"interrupted by {signal.Signals(signum).name}{detail}")
+    return 128 + signum
 
 
 def _note(text: str) -> None:

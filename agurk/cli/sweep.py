@@ -23,6 +23,7 @@ from agurk.cli.common import (
     task_errors,
 )
 from agurk.cli.run_folders import folder_error, moved_text
+from agurk.cli.stop_signals import stopped
 
 
 def add_parser(sub: Any) -> None:
@@ -141,9 +142,8 @@ def run(args: argparse.Namespace) -> int:
         raise folder_error(e) from None
     except ConfigError as e:
         raise CliError(str(e)) from None
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; run the same command again to resume", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        return stopped(e, "; run the same command again to resume")
     if result.moved:
         print(f"{PROG}: {moved_text(Path(args.out), result.moved, 'the sweep')}", file=sys.stderr)
     seconds = time.perf_counter() - start

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agurk.cli.common import CliError, Formatter
+from agurk_env.atomic import atomic_write
 from agurk_env.rules import PRESETS
 
 
@@ -199,5 +200,5 @@ def _measure(out: Path, data: dict[str, Any], step: int) -> int:
         "opponent": result["opponent"],
         "deals": result["deals"],
     }
-    torch.save(kept, out)
+    atomic_write(out, lambda f: torch.save(kept, f))
     return out.stat().st_size
