@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -114,7 +115,7 @@ def test_a_time_limited_run_shows_and_says_where_it_stopped_and_what_next(
     assert f"learning curve: {out / 'learning_curve.png'}" in said
     assert not (out / ".lock").exists()  # a finished run lets its folder go
     (command,) = [line.removeprefix("next: ") for line in said if line.startswith("next: agurk evaluate ")]
-    assert main([*shlex.split(command)[1:], "--matches", "4", "-q"]) == 0  # the command it gives works
+    assert main(shlex.split(command)[1:]) == 0  # the command it gives runs as printed
 
 
 def test_pool_shares_are_shares(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -144,3 +145,69 @@ def test_curve_force_moves_the_old_folder_aside_as_train_does(
     assert (aside / "notes.txt").read_text() == "mine" and not (out / "notes.txt").exists()
     assert (out / "curve.png").is_file()
     assert f"moved the old folder {out} aside to {aside}" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished tiny 4-player run that kept its checkpoints (the tests copy it before changing it)."""
+    folder = tmp_path_factory.mktemp("trained")
+    config = write_config(folder, {**TINY, "keep_checkpoints": True, "total_steps": 600})
+    assert main(["train", str(config), "--out", str(folder / "run"), "-q"]) == 0
+    return folder / "run"
+
+
+def test_resume_refuses_a_config_that_differs_but_in_the_keys_given_with_set(
+    tmp_path: Path, trained_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(trained_run, run)
+    same = write_config(tmp_path, {**TINY, "keep_checkpoints": True, "total_steps": 600}, "same.yaml")
+    other = write_config(tmp_path, {**TINY, "keep_checkpoints": False, "total_steps": 1200}, "other.yaml")
+    assert main(["train", str(other), "--resume", str(run), "-q"]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert "keep_checkpoints True -> False" in line and "total_steps 600 -> 1200" in line and "--set" in line, line
+    assert main(["train", str(other), "--resume", str(run), "--set", "total_steps=1200", "-q"]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert "keep_checkpoints" in line and "total_steps" not in line.partition(":")[2].partition("(")[2].split(")")[0]
+    assert len(list((run / "checkpoints").glob("*.pt"))) == len(list((trained_run / "checkpoints").glob("*.pt")))
+    assert main(["train", str(same), "--resume", str(run), "--set", "total_steps=900", "-q"]) == 0  # a longer run
+
+
+def test_a_checkpoint_at_other_player_counts_is_played_with_a_warning(
+    trained_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = [f"--set={k}={v}" for k, v in TINY["rules"].items()]
+    spec = f"ppo:{trained_run / 'checkpoints' / 'best.pt'}"
+    argv = ["evaluate", "--agents", f"{spec},random,random", *rules, "--matches", "2", "-q", "--json", "-"]
+    assert main([*argv, "--set", "players=3"]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"agurk: warning: {spec} was trained at 4 players, not 3: it plays a table it never saw"
+    ]
+    assert main(["evaluate", "--agents", f"{spec},random,random,random", *rules, "--matches", "2", "-q"]) == 0
+    assert "warning" not in capsys.readouterr().err  # the players it was trained at
+
+
+def test_curve_names_an_unknown_agent_before_the_out_folder(
+    tmp_path: Path, trained_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "curve"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")  # a used --out: refused too, but after the typo
+    assert main(["curve", str(trained_run), "--against", "gaurd", "--out", str(out), "-q"]) == 2
+    assert "unknown agent 'gaurd'" in one_error_line(capsys.readouterr().err)
+
+
+def test_an_empty_config_says_it_trains_on_the_defaults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from training import run
+
+    def stop(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # as training begins: the defaults would train for hours
+
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing yet\n")
+    monkeypatch.setattr(run, "execute", stop)
+    assert main(["train", str(empty), "--out", str(tmp_path / "run"), "-q"]) == 130
+    said = capsys.readouterr().err.splitlines()
+    assert said[0] == f"agurk: {empty} sets no key: training on the defaults of every key", said

@@ -24,12 +24,12 @@ def add_parser(sub: Any) -> None:
             "(resolved), TensorBoard logs, checkpoints/latest.pt and best.pt (best evaluation against\n"
             "the heuristics), and eval.json (the last evaluation). --out refuses a folder that is not\n"
             "empty (--force moves it aside). Ctrl-C, SIGTERM and SIGHUP save latest.pt and exit with\n"
-            "128 + the signal number (130, 143, 129); --resume continues from it, and refuses a config\n"
-            "whose rules, players or episode differ from the run's (unless --force); a run stopped before\n"
-            "its first checkpoint leaves its folder empty. Progress counts learner decisions toward\n"
-            "total_steps or time_limit, whichever ends the run first: on a terminal a progress bar,\n"
-            "otherwise (a log file) a plain line every 30 s and at each evaluation. The run ends with\n"
-            "learning_curve.png (every evaluation) and the command that evaluates checkpoints/best.pt."
+            "128 + the signal number (130, 143, 129); --resume continues from it, and refuses a CONFIG.yaml\n"
+            "that differs from the run's config but in the keys given with --set (unless --force); a run\n"
+            "stopped before its first checkpoint leaves its folder empty. Progress counts learner\n"
+            "decisions toward total_steps or time_limit, whichever ends the run first: on a terminal a\n"
+            "progress bar, otherwise (a log file) a plain line every 30 s and at each evaluation. The run\n"
+            "ends with learning_curve.png (every evaluation) and the command that evaluates checkpoints/best.pt."
         ),
         epilog=(
             "examples:\n"
@@ -38,7 +38,7 @@ def add_parser(sub: Any) -> None:
             "  agurk train --resume runs/qs\n"
             "  agurk train --resume runs/qs --set total_steps=16000000\n"
             "  nohup agurk train configs/standard.yaml --out runs/std > runs/std.log 2>&1 &\n"
-            "  agurk evaluate --agents ppo:runs/qs/checkpoints/best.pt,heuristic,heuristic,heuristic"
+            "  agurk evaluate --agents ppo:runs/qs/checkpoints/best.pt,heuristic,heuristic,heuristic --matches 1000"
         ),
     )
     p.add_argument(
@@ -64,7 +64,8 @@ def add_parser(sub: Any) -> None:
         "--force",
         action="store_true",
         help="--out: move a used folder aside to DIR.old-<date>-<time> and start afresh; "
-        "--resume: continue even if the config's rules, players or episode differ from the run's",
+        "--resume: continue even if CONFIG.yaml differs from the run's config (rules, players and episode "
+        "included)",
     )
     p.add_argument(
         "--set",
@@ -103,7 +104,7 @@ def _train(args: argparse.Namespace, signals: Signals) -> int:
     from agents.policy import CheckpointError
     from agurk.cli.run_folders import folder_error, moved_text, resume_error
     from agurk.cli.train_progress import Progress, eval_text
-    from training.config import ConfigError
+    from training.config import ConfigError, read_mapping
     from training.resume import ResumeError, resolve_config, resume_checkpoint
     from training.run import check_device, check_init, execute
     from training.run_folder import RunFolderError, claim_out, default_out
@@ -121,6 +122,8 @@ def _train(args: argparse.Namespace, signals: Signals) -> int:
         if args.resume is None:
             check_init(cfg)
         resume = resume_checkpoint(args.resume, cfg, args.force) if args.resume else None
+        if resume is not None and args.config is not None and not args.force:
+            _refuse_config_changes(args, resume.changed)
         moved = claim_out(out, args.force, args.resume) if out is not None else None
         out = out if out is not None else default_out(args.config)
     except ResumeError as e:
@@ -129,6 +132,8 @@ def _train(args: argparse.Namespace, signals: Signals) -> int:
         raise folder_error(e, "--resume" if args.resume and e.folder == Path(args.resume) else "--out") from None
     except (ConfigError, CheckpointError) as e:
         raise CliError(str(e)) from None
+    if args.config is not None and not read_mapping(args.config):
+        _note(f"{args.config} sets no key: training on the defaults of every key")
     if moved:
         _note(moved_text(out, moved))
     if resume is not None:
@@ -169,6 +174,18 @@ def _train(args: argparse.Namespace, signals: Signals) -> int:
     return 0
 
 
+def _refuse_config_changes(args: argparse.Namespace, changed: list[str]) -> None:
+    """Refuse a CONFIG.yaml that would change the resumed run's keys other than those given with ``--set``."""
+    asked = {item.partition("=")[0].strip() for item in args.set}
+    unasked = [change for change in changed if change.split(" ")[0] not in asked]
+    if unasked:
+        raise CliError(
+            f"{args.config} differs from the config of the run in {args.resume} ({', '.join(unasked)}): resume without "
+            f"it (agurk train --resume {args.resume}) and give the keys meant to change with --set (e.g. --set "
+            "total_steps=N, --set time_limit=M), or --force to apply it"
+        )
+
+
 def _next_steps(cfg: Any, summary: dict[str, Any]) -> list[str]:
     """Where the best checkpoint and the learning curve are, and the command that evaluates the checkpoint."""
     out = []
@@ -180,5 +197,6 @@ def _next_steps(cfg: Any, summary: dict[str, Any]) -> list[str]:
         preset = "" if cfg.preset == "standard" else f" --rules {cfg.preset}"
         extra = "".join(f" --set {k}={v}" for k, v in {**cfg.rules, "players": players}.items())
         out.append(f"best checkpoint: {summary['best']}")
-        out.append(f"next: agurk evaluate --agents {agents}{preset}{extra}")
+        deals = f" --matches {cfg.eval.final_deals} --seed {cfg.eval.seed}"  # the final evaluation's deals
+        out.append(f"next: agurk evaluate --agents {agents}{deals}{preset}{extra}")
     return out
