@@ -246,3 +246,9 @@ def test_training_another_variant_is_stated(page: str) -> None:
     text = (Path(__file__).resolve().parent.parent / page).read_text()
     assert "agurk train configs/quickstart.yaml --set preset=swedish" in text
     assert "agurk train configs/swedish.yaml" in text
+
+
+def test_the_readme_says_every_player_holding_the_top_rank_scores() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    five = readme[readme.index("## The game in five lines") : readme.index("## Install")]
+    assert "`last_trick_ties=all`, the default" in five and "every other player who played that top rank" in five
