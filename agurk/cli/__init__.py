@@ -12,6 +12,7 @@ prints the installed version (from the package metadata).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -96,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        with Signals():  # SIGTERM and SIGHUP stop a command as Ctrl-C does: workers ended, one line, no traceback
+        # SIGTERM and SIGHUP stop a command as Ctrl-C does: workers ended, one line, no traceback
+        with contextlib.nullcontext() if getattr(args, "own_signals", False) else Signals():
             return args.func(args)
     except KeyboardInterrupt as e:  # a command that does not catch it (or not yet: it was still starting)
         return stopped(e)

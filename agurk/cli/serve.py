@@ -72,7 +72,7 @@ def add_parser(sub: Any) -> None:
         help="let the page name checkpoint files on this machine as opponents (ppo:PATH, guided:policy=PATH); "
         "default: yes on 127.0.0.1/localhost, no on any other --host",
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, own_signals=True)  # uvicorn handles Ctrl-C and SIGTERM itself
 
 
 def run(args: argparse.Namespace) -> int:
