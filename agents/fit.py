@@ -17,8 +17,7 @@ from agurk_env.rules import Rules
 
 def card_outputs(agent: Agent, rules: Rules) -> int | None:
     """The card outputs of the network ``agent`` plays under ``rules`` (``None``: it plays no network of its own)."""
-    choose = getattr(agent, "policy", None)  # the zoo: the shipped policy it plays under these rules
-    policy = choose(rules) if callable(choose) else agent
+    policy = getattr(agent, "policy", agent)  # the zoo: the shipped policy it plays
     net = getattr(policy, "net", None)
     return getattr(net, "actions", None)
 

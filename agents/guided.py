@@ -69,7 +69,7 @@ BELIEF_FLOOR = 0.1
 """Belief: the share of a uniform choice among the legal cards mixed into each policy probability."""
 
 class PolicyNets:
-    """The policy network for given rules: ``zoo`` (the preset in play's), ``zoo:PRESET``, a path or a network.
+    """The policy network for given rules: ``zoo`` (the universal network), ``zoo:NAME``, a path or a network.
 
     A checkpoint or preset is read now (a bad one raises
     :class:`agents.policy.CheckpointError`); the object pickles as its source and reads
@@ -81,13 +81,13 @@ class PolicyNets:
         self._load()
 
     def _load(self) -> None:
-        """Read the policy: a network as it is, the zoo (one network per preset, on demand), or a checkpoint."""
+        """Read the policy: a network as it is, a shipped one (the universal network by default), or a checkpoint."""
         if isinstance(self.policy, nn.Module):
             net = self.policy.eval()
             self._get: Callable[[Rules], nn.Module] = lambda rules: net
         elif self.policy == "zoo" or self.policy.startswith("zoo:"):
-            zoo = ZooAgent(np.random.default_rng(0), preset=self.policy.partition(":")[2] or None)
-            self._get = lambda rules: zoo.policy(rules).net
+            zoo = ZooAgent(np.random.default_rng(0), name=self.policy.partition(":")[2] or None)
+            self._get = lambda rules: zoo.policy.net
         else:
             agent = PolicyAgent.from_path(Path(self.policy))
             self._get = lambda rules: agent.net

@@ -155,14 +155,14 @@ register(
 
 
 def _zoo(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
-    """``zoo`` (the shipped policy of each game's preset) or ``zoo:PRESET`` (that preset's policy)."""
+    """``zoo`` (the universal network, at any rules) or ``zoo:NAME`` (that shipped policy)."""
     try:
         from agents.policy import CheckpointError
         from agents.zoo import ZooAgent  # torch is an optional dependency
     except ImportError as e:
         raise AgentSpecError(f'agent {spec!r} needs torch: pip install -e ".[rl]" ({e.name} missing)') from None
     try:
-        return ZooAgent(rng, preset=arg or None, spec=spec)
+        return ZooAgent(rng, name=arg or None, spec=spec)
     except CheckpointError as e:
         raise AgentSpecError(f"agent {spec!r}: {e}") from None
 
@@ -170,8 +170,9 @@ def _zoo(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
 register(
     "zoo",
     _zoo,
-    "a shipped policy (agurk zoo lists them): zoo:PRESET, or zoo alone for the policy of the preset in play",
-    arg="PRESET",
+    "a shipped policy (agurk zoo lists them): zoo alone is the universal network, which plays every rule set and"
+    " table; zoo:NAME one file",
+    arg="NAME",
     optional=True,
 )
 
@@ -199,21 +200,22 @@ register(
 
 
 def _best(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
-    """``best`` (:class:`agents.best.Best`): the search of :data:`agents.best.SEARCH`, or the shipped policy."""
-    searches = []
-    for search in (SEARCH, EVERY_TRICK_SEARCH):
-        kind, search_arg = parse_spec(search)
-        searches.append(kind.factory(spec, search_arg, rng))
-    return Best(*searches, rng, spec=spec)
+    """``best`` (:class:`agents.best.Best`): per table the agent :func:`agents.best.choice` names, under ``spec``."""
+
+    def make(chosen: str) -> Agent:
+        kind, chosen_arg = parse_spec(chosen)
+        return kind.factory(spec, chosen_arg, rng)
+
+    return Best(make, rng, spec=spec)
 
 
 register(
     "best",
     _best,
-    "the strongest fair agent measured for the table: a zoo policy trained for exactly the rules in play and"
-    " measured stronger than the search (agents.best.STRONGER_THAN_SEARCH) where there is one;"
-    f" else below {POLICY_FROM} players {SEARCH} ({EVERY_TRICK_SEARCH} under"
-    " every-trick scoring), from there the shipped policy of the preset in play (zoo; needs torch, else the search)",
+    "the strongest fair agent measured for the table: a zoo policy kept for exactly the table in play, else"
+    f" below {POLICY_FROM} players of a preset where the search measured stronger (agents.best.SEARCH_STRONGER)"
+    f" {SEARCH} ({EVERY_TRICK_SEARCH} under every-trick scoring), else the universal network (zoo; needs torch,"
+    " else the search)",
 )
 
 

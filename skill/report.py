@@ -276,7 +276,7 @@ def zoo_policies(jobs: Sequence[VariantJob]) -> dict[str, dict[str, Any]]:
             "decisions": shipped[name]["decisions"],
             "sha256": hashlib.sha256(path_of(name).read_bytes()).hexdigest()[:16],
         }
-        for name in dict.fromkeys(job.zoo_policy[0] for job in jobs)
+        for name in dict.fromkeys(job.zoo_policy for job in jobs)
     }
 
 
@@ -496,12 +496,9 @@ def policy_sentence(report: dict[str, Any]) -> str:
         f"`zoo:{name}` ({z['table']}, {z['decisions']:,} decisions) in {', '.join(played[name])}"
         for name, z in report["zoo"].items()
     )
-    nearest = [v.get("key", v["preset"]) for v in variants if v["zoo_fallback"]]
-    fallback = f" No policy was trained for the table of {', '.join(nearest)}: the nearest plays." if nearest else ""
     return (
-        "The learned agent `zoo` is the shipped policy the zoo plays at each variant's table (`agurk zoo`: one "
-        f"trained for the table where there is one, else the preset's generalist): {each}.{fallback} Nothing was "
-        "trained for this report."
+        "The learned agent `zoo` is the shipped policy the zoo plays at every table (`agurk zoo`: the universal "
+        f"network, trained on a mixture of every preset and table): {each}. Nothing was trained for this report."
     )
 
 

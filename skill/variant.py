@@ -58,15 +58,15 @@ class VariantJob:
     def policy_spec(self) -> str:
         """The ladder spec of the learned agent: the PPO checkpoint, or the zoo's policy for the variant's table."""
         if self.budget.policy == "zoo":
-            return f"zoo:{self.zoo_policy[0]}"
+            return f"zoo:{self.zoo_policy}"
         return f"ppo:{self.checkpoint or self.checkpoint_out}"
 
     @property
-    def zoo_policy(self) -> tuple[str, str | None]:
-        """The shipped policy ``zoo`` plays at the variant's table and, unless trained for it, why (one line)."""
-        from agents.zoo import choose  # torch: only a zoo ladder asks
+    def zoo_policy(self) -> str:
+        """The shipped policy ``zoo`` plays at every table: the universal network."""
+        from agents.zoo import UNIVERSAL  # torch: only a zoo ladder asks
 
-        return choose(self.rules)
+        return UNIVERSAL
 
 
 def work(job: VariantJob) -> float:
@@ -189,7 +189,6 @@ def variant_result(job: VariantJob, results: Sequence[TournamentResult]) -> dict
         "upset_rate": stats.upset_rate,
         "upset_rate_ci": list(stats.upset_rate_ci),
         "ppo_checkpoint": None if budget.policy == "zoo" else job.checkpoint or job.checkpoint_out,
-        "zoo_policy": job.zoo_policy[0] if budget.policy == "zoo" else None,
-        "zoo_fallback": job.zoo_policy[1] if budget.policy == "zoo" else None,
+        "zoo_policy": job.zoo_policy if budget.policy == "zoo" else None,
         "ladder": ladder_rows,
     }

@@ -154,15 +154,15 @@ def test_atlas_user_errors_are_one_line(argv: list[str], message: str, capsys: p
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
-def test_a_preset_without_a_shipped_policy_is_one_line(
+def test_a_zoo_without_its_network_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
-    import agents.zoo
+    import agents.zoo.shipped
 
-    monkeypatch.setattr(agents.zoo, "catalogue", lambda: ())  # an empty zoo
+    monkeypatch.setattr(agents.zoo.shipped, "catalogue", lambda: ())  # an empty zoo
     assert main(["skill-report", "--variants", "swedish", "--policy", "zoo", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
-    assert "--policy zoo: no shipped policy 'swedish'" in err and err.count("\n") == 1
+    assert "--policy zoo: no shipped policy 'universal'" in err and err.count("\n") == 1
 
 
 def test_a_used_out_folder_needs_force(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

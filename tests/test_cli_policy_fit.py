@@ -16,7 +16,7 @@ from agurk.cli import main
 from agurk_env.rules import Rules
 
 ZOO = Path(__file__).resolve().parent.parent / "agents" / "zoo"
-SPECS = ["zoo:standard", f"ppo:{ZOO / 'standard.pt'}"]
+SPECS = ["zoo:standard-4p", f"ppo:{ZOO / 'standard-4p.pt'}"]
 
 
 def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
@@ -43,15 +43,15 @@ def test_evaluate_refuses_it_before_any_task(spec: str, capsys: pytest.CaptureFi
 
 
 def test_play_refuses_it(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["play", "--rules", "jokers", "--opponents", "zoo:standard"]) == 2
+    assert main(["play", "--rules", "jokers", "--opponents", "zoo:standard-4p"]) == 2
     assert "13 card outputs" in _one_error_line(capsys)
 
 
 def test_what_fits_is_accepted() -> None:
     jokers, standard = Rules.preset("jokers"), Rules.preset("standard")
-    check_fit([make_agent("zoo:jokers", 0, 1), make_agent("zoo", 0, 2), make_agent("guard", 0, 3)], jokers)
+    check_fit([make_agent("zoo:universal", 0, 1), make_agent("zoo", 0, 2), make_agent("guard", 0, 3)], jokers)
     check_fit([make_agent(spec, 0, 1) for spec in SPECS], standard)
-    assert card_outputs(make_agent("zoo:jokers", 0, 1), jokers) == 14
+    assert card_outputs(make_agent("zoo", 0, 1), jokers) == 14
     assert card_outputs(make_agent("guard", 0, 1), jokers) is None
-    with pytest.raises(AgentSpecError, match="'zoo:standard' cannot play these rules"):
-        check_fit([make_agent("zoo:standard", 0, 1)], jokers)
+    with pytest.raises(AgentSpecError, match="'zoo:standard-4p' cannot play these rules"):
+        check_fit([make_agent("zoo:standard-4p", 0, 1)], jokers)

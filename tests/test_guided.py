@@ -201,7 +201,7 @@ def test_registry_builds_guided_from_specs() -> None:
         4,
         "rollout",
     )
-    assert make_agent("guided:policy=zoo:danish21;rollout=sample", 0, 0).options.rollout == "sample"
+    assert make_agent("guided:policy=zoo;rollout=sample", 0, 0).options.rollout == "sample"
     text = "\n".join(describe())
     assert "guided[:KEY=VALUE;...]" in text and "belief=on|off (default on)" in text
 

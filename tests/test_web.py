@@ -160,7 +160,7 @@ def test_replay_opens_a_simulate_record(client: TestClient, tmp_path: Path) -> N
 
 
 BIG = b'{"card": "' + b"K" * (MAX_BODY + 10) + b'"}'
-UNFIT = {"rules": "jokers", "opponents": "zoo:standard"}
+UNFIT = {"rules": "jokers", "opponents": "zoo:standard-4p"}
 """A game whose policy has 13 card outputs under rules of 14 cards."""
 
 # (what is tried, method, path (GAME: a game of ours, WATCH: a watched game of ours), body or json, status, says)
@@ -177,7 +177,7 @@ BAD_REQUESTS = [
     ("an unknown agent", "post", "/api/games", {"opponents": "deepblue"}, 400, "unknown agent 'deepblue'"),
     ("a missing checkpoint", "post", "/api/games", {"opponents": "ppo:/nonexistent.pt"}, 400, "ppo:/nonexistent.pt"),
     ("a checkpoint file, without --checkpoints", "post", "NOPATHS", {"opponents": "ppo:a.pt"}, 400, "no checkpoint"),
-    ("a policy without the rules' cards", "post", "/api/games", UNFIT, 400, "'zoo:standard' cannot play these rules"),
+    ("a policy without the rules' cards", "post", "/api/games", UNFIT, 400, "'zoo:standard-4p' cannot play"),
     ("a watched policy without the rules' cards", "post", "/api/games", {**UNFIT, "mode": "watch"}, 400, "cannot play"),
     ("too many opponent specs", "post", "/api/games", {"opponents": "guard,guard"}, 400, "opponent specs"),
     ("a seat off the table", "post", "/api/games", {"seat": 7}, 400, "seat must be 0..3"),

@@ -26,23 +26,34 @@ from training.config import ConfigError, config_from_dict
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_every_preset_has_a_small_weights_only_policy() -> None:
-    assert set(PRESETS) <= set(zoo.available())
+@pytest.fixture
+def sibling(tmp_path: Path) -> Path:
+    """A fine-tune's stand-in: zoo:standard-4p with its weights nudged (same network and preset)."""
+    data = load_checkpoint(zoo.path_of("standard-4p"))
+    gen = torch.Generator().manual_seed(0)
+    data["model"] = {k: v + 0.05 * torch.randn(v.shape, generator=gen) for k, v in data["model"].items()}
+    path = tmp_path / "sources" / "sibling.pt"
+    path.parent.mkdir()
+    torch.save(data, path)
+    return path
+
+
+def test_the_zoo_ships_the_universal_network_and_only_the_per_table_policies_measured_stronger() -> None:
+    assert zoo.UNIVERSAL in zoo.available()
+    assert set(zoo.available()) == {zoo.UNIVERSAL, *zoo.KEPT_BECAUSE}, "a shipped file without its measured reason"
     for row in zoo.describe():
         assert row["bytes"] < 1_000_000
-        assert row["decisions"] > 0
+        assert row["decisions"] > 0 and row["why"]
         assert row["algo"] in ("ppo", "expert")  # the files written before the rename say "fast": read as ppo
         data = torch.load(zoo.path_of(row["name"]), map_location="cpu", weights_only=True)
         assert "optimizer" not in data and "pool" not in data  # exported: weights and what describes them
-        assert data["config"]["preset"] == row["preset"]  # trained under the preset it is shipped for
-        if row["name"] in PRESETS:
-            assert row["preset"] == row["name"]
-            assert zoo.table_text(Rules.preset(row["name"])) in row["tables"]  # trained for the default table
+    universal = next(s for s in zoo.catalogue() if s.name == zoo.UNIVERSAL)
+    assert universal.universal and universal.info["families"] and universal.info["hidden"] == [256, 256]
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
-def test_a_shipped_policy_plays_every_player_count(preset: str) -> None:
-    agent = make_agent(f"zoo:{preset}", seed=0, seat=0)
+def test_the_universal_network_plays_every_preset_at_every_player_count(preset: str) -> None:
+    agent = make_agent("zoo", seed=0, seat=0)
     for players in range(2, 9):
         rules = Rules.preset(preset, players=players, hand_size=min(Rules.preset(preset).hand_size, 52 // players))
         state = engine.init(rules, 8, seed=players)
@@ -51,33 +62,15 @@ def test_a_shipped_policy_plays_every_player_count(preset: str) -> None:
             state = engine.advance(rules, engine.play(rules, state, act_seats(rules, state, legal, [agent] * players)))
 
 
-def test_zoo_plays_the_policy_trained_for_the_rules_in_play() -> None:
-    for preset in PRESETS:
-        assert zoo.preset_of(Rules.preset(preset, players=6, hand_size=5)) == preset
-        name, why = zoo.choose(Rules.preset(preset))  # a policy of the preset trained for its default table
-        assert why is None and torch.load(zoo.path_of(name), weights_only=True)["config"]["preset"] == preset
-    assert zoo.preset_of(Rules.preset("standard", limit=99)) is None
-    agent = make_agent("zoo", seed=0, seat=0)
-    assert zoo.choose(Rules.preset("swedish")) == ("swedish-4p", None)  # the policy of exactly this table
-    assert zoo.choose(Rules.preset("swedish", players=3)) == ("swedish", None)  # the generalist elsewhere
-    assert agent.policy(Rules.preset("swedish", players=3)) is agent.policy(Rules.preset("swedish", players=5))
-    assert agent.policy(Rules.preset("swedish")) is not agent.policy(Rules.preset("swedish", players=3))
-    assert agent.policy(Rules.preset("swedish")) is not agent.policy(Rules.preset("standard"))
-
-
-def test_zoo_says_which_policy_it_plays_for_rules_none_was_trained_for() -> None:
-    rules = Rules.preset("standard", limit=99)
-    name, why = zoo.choose(rules)
-    assert name == "standard" and "limit=30 instead of the rules in play" in why and "\n" not in why
-    agent = make_agent("zoo", seed=0, seat=0)
-    with pytest.warns(zoo.ZooFallback, match="no shipped policy was trained for standard 4x7 \\(limit=99\\)"):
-        played = agent.policy(rules)
-    assert played is agent.policy(Rules.preset("standard", players=5))  # the policy of every standard table
+def test_zoo_plays_the_universal_network_under_any_rules_and_says_nothing() -> None:
+    odd = Rules.preset("swedish", players=5, hand_size=4, limit=99, jokers=1, twos_rule=True)
+    assert zoo.preset_of(odd) is None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        agent.policy(rules)  # said once per rules, not at every move
-    other_table = Rules.preset("standard", players=9 - 1, hand_size=6)
-    assert "the same rules at another table" in (zoo.choose(other_table)[1] or "")
+        mine = _choices("zoo", odd, games=16)
+    np.testing.assert_array_equal(mine, _choices(f"zoo:{zoo.UNIVERSAL}", odd, games=16))
+    for preset in PRESETS:
+        assert zoo.preset_of(Rules.preset(preset, players=6, hand_size=5)) == preset
 
 
 def test_best_and_bad_zoo_specs() -> None:
@@ -96,56 +89,59 @@ def _choices(spec: str, rules: Rules, agent: object | None = None, games: int = 
     return player.act(Decision(rules, state, np.arange(games), engine.legal_bits(rules, state)))
 
 
-@pytest.mark.parametrize("players", [3, best.POLICY_FROM - 1, best.POLICY_FROM, 7])
-def test_best_plays_the_search_at_small_tables_and_the_shipped_policy_at_large(players: int) -> None:
-    rules = Rules.preset("danish21", players=players)
-    mine = _choices("best", rules)
-    if players < best.POLICY_FROM:
-        np.testing.assert_array_equal(mine, _choices(best.SEARCH, rules))
-    else:
-        np.testing.assert_array_equal(mine, _choices("zoo", rules))
-        assert (mine != _choices(best.SEARCH, rules)).any()  # the case tells the two apart
-    odd = Rules.preset("standard", players=players, limit=99)  # no policy shipped for these rules: the search
-    np.testing.assert_array_equal(_choices("best", odd), _choices(best.SEARCH, odd))
+def test_best_plays_the_kept_policy_at_its_table_the_search_where_measured_stronger_else_the_network() -> None:
+    for name in zoo.KEPT_BECAUSE:
+        (shipped,) = [s for s in zoo.catalogue() if s.name == name]
+        for rules in shipped.tables:  # where two kept files fit, the one trained for fewer tables
+            chosen = zoo.specialist_for(rules)
+            assert best.choice(rules) == f"zoo:{chosen}"
+            assert len(next(s for s in zoo.catalogue() if s.name == chosen).tables) <= len(shipped.tables)
+    for name in zoo.KEPT_BECAUSE:
+        (shipped,) = [s for s in zoo.catalogue() if s.name == name]
+        rules = shipped.tables[0]
+        chosen = best.choice(rules).partition(":")[2]
+        np.testing.assert_array_equal(_choices("best", rules, games=16), _choices(f"zoo:{chosen}", rules, games=16))
+    for preset in PRESETS:
+        rules = Rules.preset(preset)
+        search = best.EVERY_TRICK_SEARCH if rules.scoring == "every_trick" else best.SEARCH
+        if zoo.specialist_for(rules) is None:
+            expected = search if preset in best.SEARCH_STRONGER else f"zoo:{zoo.UNIVERSAL}"
+            assert best.choice(rules) == expected
+        large = Rules.preset(preset, players=best.POLICY_FROM, hand_size=6)
+        assert best.choice(large) == f"zoo:{zoo.UNIVERSAL}"  # the search weakens with players
+    odd = Rules.preset("standard", limit=99)  # rules of no preset: the network, with no word
+    assert best.choice(odd) == f"zoo:{zoo.UNIVERSAL}"
+    np.testing.assert_array_equal(_choices("best", odd), _choices("zoo", odd))
+
+
+def test_best_plays_the_search_without_torch() -> None:
+    rules = Rules.preset("danish21", players=3)
     without_torch = make_agent("best", seed=1, seat=0)
     without_torch.has_torch = False
     np.testing.assert_array_equal(_choices("", rules, without_torch), _choices(best.SEARCH, rules))
-
-
-def test_best_plays_the_policy_measured_stronger_than_the_search_for_the_table_in_play() -> None:
-    stronger = [s for s in zoo.catalogue() if s.name in best.STRONGER_THAN_SEARCH]
-    assert sorted(s.name for s in stronger) == sorted(best.STRONGER_THAN_SEARCH), "a policy best names is not shipped"
-    for shipped in stronger:
-        for rules in shipped.tables:
-            assert best.trained_for(rules) and zoo.choose(rules) == (shipped.name, None)
-            mine = _choices("best", rules, games=16)
-            np.testing.assert_array_equal(mine, _choices(f"zoo:{shipped.name}", rules, games=16))
-            other = rules.replace(limit=rules.limit + 1)  # no policy trained for these: not the policy
-            assert not best.trained_for(other)
-    assert not best.trained_for(Rules.preset("swedish").replace(players=4))  # swedish-4p: PPO, below the search
-
-
-def test_best_plays_rollout_pimc_under_every_trick_scoring() -> None:
-    rules = Rules.preset("every_trick")
-    mine = _choices("best", rules, games=32, plays=9)
-    np.testing.assert_array_equal(mine, _choices(best.EVERY_TRICK_SEARCH, rules, games=32, plays=9))
-    assert (mine != _choices(best.SEARCH, rules, games=32, plays=9)).any()  # the case tells the two apart
+    every = Rules.preset("every_trick")
+    without_torch = make_agent("best", seed=1, seat=0)
+    without_torch.has_torch = False
+    mine = _choices("", every, without_torch, games=32, plays=9)
+    np.testing.assert_array_equal(mine, _choices(best.EVERY_TRICK_SEARCH, every, games=32, plays=9))
 
 
 def test_export_keeps_the_weights_and_refuses_other_files(tmp_path: Path) -> None:
-    out = tmp_path / "standard.pt"
-    size = zoo.export(zoo.path_of("standard"), out)  # a shipped policy is itself a checkpoint
+    out = tmp_path / "universal.pt"
+    size = zoo.export(zoo.path_of(zoo.UNIVERSAL), out)  # a shipped policy is itself a checkpoint
     assert size == out.stat().st_size
     a = torch.load(out, weights_only=True)
-    b = torch.load(zoo.path_of("standard"), weights_only=True)
+    b = torch.load(zoo.path_of(zoo.UNIVERSAL), weights_only=True)
     assert all(torch.equal(a["model"][k], b["model"][k]) for k in b["model"])
     (tmp_path / "junk.pt").write_text("not a checkpoint")
     with pytest.raises(CheckpointError, match="not a checkpoint written by agurk train"):
         zoo.export(tmp_path / "junk.pt", tmp_path / "x.pt")
 
 
-def test_a_blend_is_the_weighted_mean_of_the_networks_and_refuses_other_networks(tmp_path: Path) -> None:
-    a, b = zoo.path_of("standard-4p"), zoo.path_of("standard")
+def test_a_blend_is_the_weighted_mean_of_the_networks_and_refuses_other_networks(
+    tmp_path: Path, sibling: Path
+) -> None:
+    a, b = zoo.path_of("standard-4p"), sibling
     out = tmp_path / "blend.pt"
     zoo.export(a, out, blend=[(b, 0.25)])
     got, wa, wb = (torch.load(f, weights_only=True) for f in (out, a, b))
@@ -154,13 +150,13 @@ def test_a_blend_is_the_weighted_mean_of_the_networks_and_refuses_other_networks
     assert [row["weight"] for row in got["blend"]] == [0.75, 0.25]
     assert "strength" not in got  # nothing was measured on the mean
     with pytest.raises(CheckpointError, match="networks or presets differ"):
-        zoo.export(a, tmp_path / "x.pt", blend=[(zoo.path_of("swedish"), 0.5)])
+        zoo.export(a, tmp_path / "x.pt", blend=[(zoo.path_of(zoo.UNIVERSAL), 0.5)])
     with pytest.raises(CheckpointError, match="sum below 1"):
         zoo.export(a, tmp_path / "x.pt", blend=[(b, 0.6), (b, 0.4)])
 
 
-def test_an_ensemble_plays_the_weighted_mean_of_the_members_logits(tmp_path: Path) -> None:
-    a, b = zoo.path_of("standard-4p"), zoo.path_of("standard")
+def test_an_ensemble_plays_the_weighted_mean_of_the_members_logits(tmp_path: Path, sibling: Path) -> None:
+    a, b = zoo.path_of("standard-4p"), sibling
     out = tmp_path / "ens.pt"
     zoo.export(a, out, ensemble=[(b, 0.25)])
     data = load_checkpoint(out)
@@ -181,16 +177,16 @@ def test_an_ensemble_plays_the_weighted_mean_of_the_members_logits(tmp_path: Pat
     with pytest.raises(CheckpointError, match="an ensemble already"):
         zoo.export(a, tmp_path / "x.pt", blend=[(out, 0.5)])
     with pytest.raises(CheckpointError, match="or presets differ"):
-        zoo.export(a, tmp_path / "x.pt", ensemble=[(zoo.path_of("swedish"), 0.5)])
+        zoo.export(a, tmp_path / "x.pt", ensemble=[(zoo.path_of(zoo.UNIVERSAL), 0.5)])
     with pytest.raises(ConfigError, match="is an ensemble of 2 networks; start from one of its members"):
         initial_net(config_from_dict({"init": str(out)}), rules.num_actions)
 
 
 def test_agurk_zoo_marks_an_ensemble(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, sibling: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    zoo.export(zoo.path_of("standard-4p"), tmp_path / "mine.pt", ensemble=[(zoo.path_of("standard"), 0.5)])
-    monkeypatch.setattr(zoo, "ZOO", tmp_path)
+    zoo.export(zoo.path_of("standard-4p"), tmp_path / "mine.pt", ensemble=[(sibling, 0.5)])
+    monkeypatch.setattr(zoo.shipped, "ZOO", tmp_path)
     zoo.catalogue.cache_clear()
     try:
         assert main(["zoo"]) == 0
@@ -204,10 +200,10 @@ def test_agurk_zoo_marks_an_ensemble(
 
 @pytest.mark.parametrize("option", ["--blend", "--ensemble"])
 def test_zoo_export_measures_the_combination_it_wrote(
-    option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    option: str, tmp_path: Path, sibling: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "b.pt"
-    a, b = str(zoo.path_of("standard-4p")), str(zoo.path_of("standard"))
+    a, b = str(zoo.path_of("standard-4p")), str(sibling)
     assert main(["zoo", "export", a, option, f"{b}:0.5", "--name", "b", "--out", str(out)]) == 0
     strength = torch.load(out, weights_only=True)["strength"]
     assert strength["opponent"] == "heuristic" and strength["deals"] == 1000
@@ -219,9 +215,9 @@ def test_zoo_export_measures_the_combination_it_wrote(
     assert "give --blend or --ensemble, not both" in capsys.readouterr().err
 
 
-def test_a_checkpoint_away_from_its_run_is_measured_alike(tmp_path: Path) -> None:
+def test_a_checkpoint_away_from_its_run_is_measured_alike(tmp_path: Path, sibling: Path) -> None:
     out = tmp_path / "b.pt"
-    a, b = str(zoo.path_of("standard-4p")), str(zoo.path_of("standard"))
+    a, b = str(zoo.path_of("standard-4p")), str(sibling)
     assert main(["zoo", "export", a, "--blend", f"{b}:0.5", "--name", "b", "--out", str(out)]) == 0
     strength = torch.load(out, weights_only=True)["strength"]
     bare = torch.load(out, weights_only=True)
@@ -234,9 +230,11 @@ def test_a_checkpoint_away_from_its_run_is_measured_alike(tmp_path: Path) -> Non
 def test_zoo_command_lists_and_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["zoo"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == [f"zoo:{n}" for n in zoo.available()]
+    assert [line.split()[0] for line in lines if not line.startswith(" ")] == [f"zoo:{n}" for n in zoo.available()]
+    universal = next(i for i, line in enumerate(lines) if line.startswith(f"zoo:{zoo.UNIVERSAL} "))
+    assert "the network of every table" in lines[universal + 1]
     out = tmp_path / "p.pt"
-    args = ["zoo", "export", str(zoo.path_of("standard")), "--preset", "standard", "--out", str(out)]
+    args = ["zoo", "export", str(zoo.path_of(zoo.UNIVERSAL)), "--preset", "standard", "--out", str(out)]
     assert main(args) == 0
     assert main(args) == 2  # exists: refused without --force
     assert "add --force" in capsys.readouterr().err
@@ -255,4 +253,5 @@ def test_the_wheel_ships_every_policy(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {f"agents/zoo/{n}.pt" for n in zoo.available()} <= names
     assert "training/configs/zoo.yaml" in names
-    np.testing.assert_equal(len([n for n in names if n.startswith("agents/zoo/")]), len(zoo.available()) + 1)
+    shipped = [n for n in names if n.startswith("agents/zoo/") and n.endswith(".pt")]
+    np.testing.assert_equal(len(shipped), len(zoo.available()))

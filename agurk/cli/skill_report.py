@@ -248,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
     backend = backend_of(args)
     try:
         from agents.policy import CheckpointError
-        from agents.zoo import path_of
+        from agents.zoo import UNIVERSAL, path_of
         from skill.atlas import atlas, grid
         from skill.budget import BUDGETS
         from skill.report import command_line, skill_report
@@ -284,12 +284,11 @@ def run(args: argparse.Namespace) -> int:
     if policy == "zoo":
         for option, given in (("--checkpoint", checkpoints), ("--train-config", args.train_config)):
             if given:
-                raise CliError(f"{option} needs --policy train: --policy zoo plays the shipped policies")
-        for v in variants:
-            try:
-                path_of(v)
-            except CheckpointError as e:
-                raise CliError(f"--policy zoo: {e}") from None
+                raise CliError(f"{option} needs --policy train: --policy zoo plays the shipped network")
+        try:
+            path_of(UNIVERSAL)
+        except CheckpointError as e:
+            raise CliError(f"--policy zoo: {e}") from None
     from agents.registry import AgentSpecError, make_agent
 
     for preset, path in checkpoints.items():

@@ -19,8 +19,9 @@ def add_parser(sub: Any) -> None:
         formatter_class=Formatter,
         description=(
             "Without arguments: list the shipped policies (the agent spec zoo:NAME), each with the tables it\n"
-            "was trained for, its decisions, training time and measured strength; plain 'zoo' plays the policy\n"
-            "trained for the rules in play (or says which one it plays instead, and why). 'agurk zoo export RUN'\n"
+            "was trained for, its decisions, training time, measured strength and why it ships: plain 'zoo' is\n"
+            "the universal network, which plays every rule set and table; a per-table policy ships only while\n"
+            "it measures stronger than that network at its table ('best' plays it there). 'agurk zoo export RUN'\n"
             "writes the weights-only copy of a run's best checkpoint into the zoo (package data next to\n"
             "agents/zoo/), with the run's training time and last evaluation; 'agurk zoo export RUN --blend\n"
             "OTHER:W' writes the weighted mean of the networks' weights instead (OTHER gets weight W, RUN the\n"
@@ -83,6 +84,8 @@ def _listing(rows: list[dict[str, Any]]) -> None:
         if row.get("ensemble"):
             blend = f"  (an ensemble of {len(row['ensemble'])} networks)"
         print(f"{name:<24} {row['table']:<30} {decisions:>11,} decisions  {minutes:>7}  {_strength(row)}{blend}")
+        if row["why"]:
+            print(f"{'':<24} {row['why']}")
 
 
 def _run_strength(run: Path, step: int) -> dict[str, Any] | None:

@@ -1,0 +1,120 @@
+"""What the zoo ships: the universal network, the per-table policies still measured stronger, and what each is.
+
+Every ``NAME.pt`` beside this module is a weights-only checkpoint (:mod:`agents.zoo.export`)
+of a training run; the config it keeps names what it was trained for. :data:`UNIVERSAL` is
+the rules-conditioned network trained on a mixture of every preset and table
+(``configs/universal.yaml``): the one ``zoo`` plays. A per-table file ships only while it is
+measured stronger than that network at its own table; :data:`KEPT_BECAUSE` says why, with
+the numbers, and a file not named there is not shipped (a test holds the two equal).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.policy import CheckpointError, load_checkpoint
+from agents.zoo.tables import table_text
+from agurk_env.rules import Rules
+
+ZOO = Path(__file__).resolve().parent
+"""The folder of the shipped policies."""
+UNIVERSAL = "universal"
+"""The rules-conditioned network every table plays (``zoo``, ``zoo:universal``)."""
+_UNMEASURED = "trained for its tables; not yet measured against the universal network"
+KEPT_BECAUSE: dict[str, str] = {
+    name: _UNMEASURED
+    for name in (
+        *("ace_one_point", "ace_one_point-4p", "buy_in", "buy_in-4p", "danish21", "danish21-4p", "dealer_leads"),
+        *("dealer_leads-4p", "every_trick", "free_choice", "free_choice-3p", "free_choice-3x5-anyace-single"),
+        *("free_choice-4x5", "jokers", "last_trick_only", "lives", "lives-4p", "nearest", "nearest-4p", "quick"),
+        *("quick-4p", "second_chance", "second_chance-4p", "small_ace", "small_ace-4p", "standard", "standard-3p"),
+        *("standard-4p", "standard-4x5", "swedish", "swedish-4p", "twos", "unbeatable_aces", "unbeatable_aces-4p"),
+    )
+}
+"""Each shipped per-table policy and, in one line, the measurement that keeps it beside the universal network."""
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """One shipped policy: its name (``zoo:NAME``), file, preset and the tables it was trained for (none: a mixture)."""
+
+    name: str
+    path: Path
+    preset: str
+    tables: tuple[Rules, ...]
+    info: dict[str, Any]
+
+    @property
+    def universal(self) -> bool:
+        """Whether the network was trained on a mixture of rules and tables (plays any of them)."""
+        return not self.tables
+
+
+@functools.cache
+def catalogue() -> tuple[Shipped, ...]:
+    """Every shipped policy, sorted by name (each file read once)."""
+    out = []
+    for path in sorted(ZOO.glob("*.pt")):
+        data = load_checkpoint(path)
+        cfg = data.get("config") or {}
+        preset = cfg.get("preset", path.stem)
+        mixture = (cfg.get("mixture") or {}).get("families") or {}
+        base = Rules.preset(preset, **cfg.get("rules", {}))
+        tables = () if mixture else tuple(base.replace(players=p) for p in (cfg.get("players") or [base.players]))
+        info = {
+            "decisions": int(data.get("global_step", 0)),
+            "hidden": [int(h) for h in data["hidden"]],
+            "algo": cfg.get("algo", "ppo"),
+            "episode": cfg.get("episode", "round"),
+            "train_seconds": data.get("train_seconds"),
+            "strength": data.get("strength"),
+            "blend": data.get("blend"),
+            "ensemble": [{k: m[k] for k in ("source", "weight", "decisions")} for m in data.get("ensemble") or []],
+            "families": sorted(mixture),
+            "bytes": path.stat().st_size,
+        }
+        out.append(Shipped(path.stem, path, preset, tables, info))
+    return tuple(out)
+
+
+def available() -> list[str]:
+    """The names of the shipped policies, sorted."""
+    return [s.name for s in catalogue()]
+
+
+def path_of(name: str) -> Path:
+    """The shipped policy ``name``; :class:`CheckpointError` (one line) if there is none."""
+    names = available()
+    if name not in names:
+        raise CheckpointError(f"no shipped policy {name!r}; the zoo has: {', '.join(names) or 'none'}")
+    return ZOO / f"{name}.pt"
+
+
+def specialist_for(rules: Rules) -> str | None:
+    """The shipped per-table policy trained for exactly ``rules`` (table included) and kept, or ``None``.
+
+    Where several are, the one trained for the fewest tables (then by name).
+    """
+    kept = [s for s in catalogue() if s.name in KEPT_BECAUSE and rules in s.tables]
+    return min(kept, key=lambda s: (len(s.tables), s.name)).name if kept else None
+
+
+def describe() -> list[dict[str, Any]]:
+    """Per shipped policy: name, tables, decisions, training time, strength and why it ships (``agurk zoo``, docs)."""
+    rows = []
+    for s in catalogue():
+        if s.universal:
+            table = f"every table ({len(s.info['families'])} families of rules)"
+            tables = [table]
+        else:
+            counts = sorted(t.players for t in s.tables)
+            players = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else str(counts[0])
+            table = table_text(s.tables[0], players, s.preset)
+            tables = [table_text(t, preset=s.preset) for t in s.tables]
+        why = "the network of every table" if s.universal else KEPT_BECAUSE.get(s.name, "")
+        rows.append({"name": s.name, "preset": s.preset, "table": table, "tables": tables, "why": why})
+        rows[-1].update(s.info)
+    return rows
