@@ -153,6 +153,14 @@ def test_an_output_file_in_a_missing_folder_is_refused(
     assert not (tmp_path / "missing").exists()
 
 
+def test_one_new_folder_for_an_output_file_is_made_and_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "runs" / "out.json"  # runs/ in a fresh clone: the README's commands write there
+    argv = ["evaluate", "--agents", "random,random", "--set", "players=2", "--matches", "2", "-q", "--json"]
+    assert main([*argv, str(target)]) == 0
+    assert target.read_text().startswith("{")
+    assert capsys.readouterr().err.splitlines() == [f"agurk: made the folder '{target.parent}' for --json"]
+
+
 def test_an_evaluate_json_is_written_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     result = tmp_path / "result.json"
     argv = ["evaluate", "--agents", "random,random", "--set", "players=2", "--matches", "2", "--json", str(result)]

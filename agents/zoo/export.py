@@ -10,6 +10,7 @@ import torch
 
 from agents.policy import FORMAT, VERSION, CheckpointError, load_checkpoint
 from agents.zoo.shipped import catalogue
+from agurk_env.atomic import atomic_write
 
 KEPT = (
     "format",
@@ -66,7 +67,7 @@ def export(
                 for row, (_, src, _) in zip(listed[1:], sources[1:], strict=True)
             ]
         kept.pop("strength", None)
-    torch.save(kept, out)
+    atomic_write(out, lambda f: torch.save(kept, f))
     catalogue.cache_clear()
     return Path(out).stat().st_size
 

@@ -198,12 +198,20 @@ def json_default(value: Any) -> Any:
 def output_file(option: str, path_text: str | None) -> Path | None:
     """The file an output option names (``--json FILE``), checked before any work; None for none or ``-`` (stdout).
 
-    Its folder must exist and be writable: a typo is refused at once (never a tree of new folders).
+    Its folder must be writable and exist, or be one new folder in one that does (``runs/`` in a
+    fresh clone: made, and said in one line); a typo deeper is refused at once (never a tree of new folders).
     """
     if path_text is None or path_text == "-":
         return None
     path = Path(path_text)
     folder = path.parent
+    if not folder.is_dir() and folder.parent.is_dir() and not folder.exists():
+        try:
+            folder.mkdir()
+        except OSError as e:
+            reason = f"cannot make folder {str(folder)!r}: {e.strerror}"
+            raise CliError(f"cannot write {option} {path_text!r}: {reason}") from None
+        print(f"agurk: made the folder {str(folder)!r} for {option}", file=sys.stderr)
     if not folder.is_dir():
         raise CliError(f"cannot write {option} {path_text!r}: folder {str(folder)!r} does not exist")
     if path.is_dir():
