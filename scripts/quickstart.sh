@@ -9,17 +9,9 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-PYTHON="${PYTHON:-}"
-if [[ -z "$PYTHON" ]]; then
-    if command -v python3.11 >/dev/null 2>&1; then PYTHON=python3.11; else PYTHON=python3; fi
-fi
-"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), f"Python 3.11+ needed, found {sys.version}"'
-
 VENV="${VENV:-.venv}"
-if [[ ! -x "$VENV/bin/python" ]]; then "$PYTHON" -m venv "$VENV"; fi
-# shellcheck disable=SC1091
-source "$VENV/bin/activate"
-python -m pip install --upgrade pip
+# shellcheck source=scripts/venv.sh
+source scripts/venv.sh "$VENV"
 scripts/torch.sh
 pip install -e ".[rl]"
 

@@ -8,17 +8,9 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-PYTHON="${PYTHON:-}"
-if [[ -z "$PYTHON" ]]; then
-    if command -v python3.11 >/dev/null 2>&1; then PYTHON=python3.11; else PYTHON=python3; fi
-fi
-"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), f"Python 3.11+ needed, found {sys.version}"'
-
 VENV="${CI_VENV:-$(mktemp -d)/venv}"
-"$PYTHON" -m venv "$VENV"
-# shellcheck disable=SC1091
-source "$VENV/bin/activate"
-python -m pip install --upgrade pip
+# shellcheck source=scripts/venv.sh
+source scripts/venv.sh "$VENV"
 
 # The browser tests (tests/test_web_browser.py) drive Debian's chromium through its chromedriver.
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then

@@ -231,11 +231,13 @@ def test_torch_is_the_cpu_build_where_there_is_no_gpu(tmp_path: Path) -> None:
 def test_the_two_commands_set_up_and_run_what_the_readme_says() -> None:
     root = Path(__file__).resolve().parent.parent
     quick = (root / "scripts" / "quickstart.sh").read_text()
-    for step in ("-m venv", "scripts/torch.sh", 'pip install -e ".[rl]"', "agurk train configs/quickstart.yaml",
+    assert '-m venv "$1"' in (root / "scripts" / "venv.sh").read_text()
+    for step in ('source scripts/venv.sh "$VENV"', "scripts/torch.sh", 'pip install -e ".[rl]"', "agurk train configs/quickstart.yaml",
                  "agurk evaluate --agents \"ppo:$OUT/checkpoints/best.pt"):
         assert step in quick, step
     test = (root / "scripts" / "test.sh").read_text()
     assert "apt-get install -y -qq chromium chromium-driver" in test and "scripts/torch.sh" in test
+    assert 'source scripts/venv.sh "$VENV"' in test
     assert 'VENV="${CI_VENV:-$(mktemp -d)/venv}"' in test  # outside the checkout
     for path in ("scripts/quickstart.sh", "scripts/test.sh", "scripts/torch.sh", ".ci/run"):
         assert (root / path).stat().st_mode & 0o111, path
