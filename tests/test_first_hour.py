@@ -232,7 +232,8 @@ def test_the_two_commands_set_up_and_run_what_the_readme_says() -> None:
     root = Path(__file__).resolve().parent.parent
     quick = (root / "scripts" / "quickstart.sh").read_text()
     assert '-m venv "$1"' in (root / "scripts" / "venv.sh").read_text()
-    for step in ('source scripts/venv.sh "$VENV"', "scripts/torch.sh", 'pip install -e ".[rl]"', "agurk train configs/quickstart.yaml",
+    steps = ('source scripts/venv.sh "$VENV"', "scripts/torch.sh", 'pip install -e ".[rl]"')
+    for step in (*steps, "agurk train configs/quickstart.yaml",
                  "agurk evaluate --agents \"ppo:$OUT/checkpoints/best.pt"):
         assert step in quick, step
     test = (root / "scripts" / "test.sh").read_text()
