@@ -122,11 +122,12 @@ def widened(net: PolicyNet, hidden: list[int], actions: int | None = None) -> Po
     the new units start to learn at once. An added layer copies its input into its first
     units (the identity: the ReLU outputs are never negative). Lets a fine-tune give a
     trained policy more capacity without starting over. ``actions`` adds card outputs (the
-    joker) with zero weights and bias: the logits of the old cards stay as they were.
+    joker) with zero weights and bias, or drops the last ones (rules without jokers never
+    play it): the logits of the cards kept stay as they were.
     """
     actions = net.actions if actions is None else actions
-    if not can_widen(net.hidden, hidden) or actions < net.actions:
-        raise ValueError(f"cannot widen hidden {net.hidden} to {hidden} and {net.actions} cards to {actions}")
+    if not can_widen(net.hidden, hidden):
+        raise ValueError(f"cannot widen hidden {net.hidden} to {hidden}")
     big = PolicyNet(net.obs_size, actions, hidden)
     old = [m for m in net.trunk.net if isinstance(m, nn.Linear)]
     new = [m for m in big.trunk.net if isinstance(m, nn.Linear)]
@@ -142,11 +143,11 @@ def widened(net: PolicyNet, hidden: list[int], actions: int | None = None) -> Po
         layer.bias[:out] = b
         width_in = out
     for head_new, head_old in ((big.actor, net.actor), (big.critic, net.critic)):
-        rows = head_old.weight.shape[0]
+        rows = min(head_old.weight.shape[0], head_new.weight.shape[0])
         head_new.weight.zero_()
         head_new.bias.zero_()
-        head_new.weight[:rows, :width_in] = head_old.weight
-        head_new.bias[:rows] = head_old.bias
+        head_new.weight[:rows, :width_in] = head_old.weight[:rows]
+        head_new.bias[:rows] = head_old.bias[:rows]
     return big
 
 

@@ -48,6 +48,5 @@ def initial_net(cfg: Config, actions: int, fresh: bool = True) -> PolicyNet:
             f" (hidden {list(cfg.hidden)}; hidden may be as wide or wider, as deep or deeper)"
         )
     net = net_from_checkpoint(data, cfg.init)
-    actions = max(actions, net.actions)  # a network with the joker's output also plays without jokers
-    same = small == list(cfg.hidden) and net.actions == actions
+    same = small == list(cfg.hidden) and net.actions == actions  # else widened, or the joker's output dropped
     return net if same else widened(net, list(cfg.hidden), actions)
