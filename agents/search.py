@@ -101,7 +101,7 @@ class GuidedOptions(SearchOptions):
     eval: Evaluation = "exact"
     """Exact solver late in the round with policy rollouts before it, or policy rollouts only."""
     policy: str = "zoo"
-    """The policy: zoo (the preset in play's shipped policy), zoo:PRESET, or a checkpoint path."""
+    """The policy: zoo (the universal network, which plays every table), zoo:NAME, or a checkpoint path."""
     belief: bool = option(True, flag=("on", "off"))
     """Weight each world by how likely the opponents' plays were under the policy."""
     prior: float = option(0.0, low=0)

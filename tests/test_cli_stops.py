@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from signals import default_sigint
 
 from agurk.cli import main
 
@@ -61,6 +62,7 @@ def _start(args: list[str], err: Path) -> subprocess.Popen[str]:
             stdout=subprocess.DEVNULL,
             stderr=f,
             start_new_session=True,
+            preexec_fn=default_sigint,
         )
 
 

@@ -14,6 +14,7 @@ import pexpect
 import pytest
 from replay import replay_record
 from rich.console import Console
+from signals import default_sigint
 
 from agurk import cli
 from agurk.play import Game, legal_reason
@@ -29,7 +30,13 @@ PROMPT = r"your card \([^)]*\)> "
 def _spawn(*args: str) -> pexpect.spawn:
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "TERM": "dumb"}
     child = pexpect.spawn(
-        sys.executable, ["-m", "agurk.cli", *args], cwd=str(ROOT), env=env, encoding="utf-8", timeout=30
+        sys.executable,
+        ["-m", "agurk.cli", *args],
+        cwd=str(ROOT),
+        env=env,
+        encoding="utf-8",
+        timeout=30,
+        preexec_fn=default_sigint,
     )
     child.delaybeforesend = None
     return child
@@ -173,9 +180,9 @@ def test_play_ctrl_c_writes_the_partial_record_and_says_so_in_one_line(tmp_path:
 def test_replay_ctrl_c_says_so_in_one_line(tmp_path: Path) -> None:
     sim = tmp_path / "sim.jsonl"
     assert cli.main(["simulate", "--matches", "1", "--seed", "2", "-q", "--out", str(sim)]) == 0
-    child = pexpect.spawn(
-        sys.executable, ["-m", "agurk.cli", "replay", str(sim)], cwd=str(ROOT), encoding="utf-8", timeout=30
-    )
+    replay = ["-m", "agurk.cli", "replay", str(sim)]
+    options = {"cwd": str(ROOT), "encoding": "utf-8", "timeout": 30, "preexec_fn": default_sigint}
+    child = pexpect.spawn(sys.executable, replay, **options)
     child.expect(r"\[1/\d+\]")
     child.sendintr()
     child.expect(pexpect.EOF)
