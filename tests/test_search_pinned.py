@@ -22,6 +22,8 @@ from agurk_env.agent import Decision, act_seats
 from agurk_env.rules import Rules
 
 FIXTURE = Path(__file__).parent / "data" / "search_pinned.json"
+POLICIES = Path(__file__).parent / "data" / "pinned"
+"""The networks the guided specs were pinned with (the zoo's per-preset generalists of that time)."""
 TABLES = {  # name: (preset, overrides)
     "standard-4x5": ("standard", {"players": 4, "hand_size": 5, "limit": 12}),
     "every_trick-3x5": ("every_trick", {"players": 3, "hand_size": 5}),
@@ -59,7 +61,7 @@ def play(table: str, spec: str) -> list[int]:
     """Every card chosen in 4 games of two rounds with ``spec`` at every seat (seed 3, deals of seed 5)."""
     rules = _rules(table)
     if spec.startswith("guided"):  # the policy zoo played at these tables when the cards were pinned: the preset's
-        spec += f";policy=zoo:{TABLES[table][0]}"  # generalist; a policy shipped later for a table must not move them
+        spec += f";policy={POLICIES / TABLES[table][0]}.pt"  # generalist of then, kept here: the zoo may change
     agents = make_agents(spec, rules.players, seed=3)
     state = engine.init(rules, 4, seed=5)
     cards: list[int] = []

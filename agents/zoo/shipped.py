@@ -107,7 +107,7 @@ def describe() -> list[dict[str, Any]]:
     rows = []
     for s in catalogue():
         if s.universal:
-            table = f"every table ({len(s.info['families'])} families of rules)"
+            table = f"every table ({len(s.info['families'])} families)"
             tables = [table]
         else:
             counts = sorted(t.players for t in s.tables)
