@@ -89,29 +89,43 @@ def _choices(spec: str, rules: Rules, agent: object | None = None, games: int = 
     return player.act(Decision(rules, state, np.arange(games), engine.legal_bits(rules, state)))
 
 
-def test_best_plays_the_kept_policy_at_its_table_the_search_where_measured_stronger_else_the_network() -> None:
+def _search(rules: Rules) -> str:
+    return best.EVERY_TRICK_SEARCH if rules.scoring == "every_trick" else best.SEARCH
+
+
+def test_best_plays_the_search_where_measured_stronger_the_kept_policy_at_its_table_else_the_network() -> None:
+    def searched(rules: Rules) -> bool:
+        small = rules.players < best.POLICY_FROM and zoo.preset_of(rules) in best.SEARCH_STRONGER
+        return small or zoo.table_text(rules) in best.SEARCH_TABLES
+
     for name in zoo.KEPT_BECAUSE:
         (shipped,) = [s for s in zoo.catalogue() if s.name == name]
-        for rules in shipped.tables:  # where two kept files fit, the one trained for fewer tables
-            chosen = zoo.specialist_for(rules)
-            assert best.choice(rules) == f"zoo:{chosen}"
-            assert len(next(s for s in zoo.catalogue() if s.name == chosen).tables) <= len(shipped.tables)
-    for name in zoo.KEPT_BECAUSE:
-        (shipped,) = [s for s in zoo.catalogue() if s.name == name]
-        rules = shipped.tables[0]
-        chosen = best.choice(rules).partition(":")[2]
-        np.testing.assert_array_equal(_choices("best", rules, games=16), _choices(f"zoo:{chosen}", rules, games=16))
+        for rules in shipped.tables:
+            assert best.choice(rules) == (_search(rules) if searched(rules) else f"zoo:{name}")
+    played = [(name, r) for name in zoo.KEPT_BECAUSE for r in zoo.catalogue()[zoo.available().index(name)].tables]
+    assert any(not searched(r) for _, r in played)  # a kept file that best plays somewhere
+    name, rules = next((name, r) for name, r in played if not searched(r))
+    np.testing.assert_array_equal(_choices("best", rules, games=16), _choices(f"zoo:{name}", rules, games=16))
     for preset in PRESETS:
         rules = Rules.preset(preset)
-        search = best.EVERY_TRICK_SEARCH if rules.scoring == "every_trick" else best.SEARCH
-        if zoo.specialist_for(rules) is None:
-            expected = search if preset in best.SEARCH_STRONGER else f"zoo:{zoo.UNIVERSAL}"
-            assert best.choice(rules) == expected
+        if preset in best.SEARCH_STRONGER:
+            assert best.choice(rules) == _search(rules)
+        elif zoo.specialist_for(rules) is None:
+            assert best.choice(rules) == f"zoo:{zoo.UNIVERSAL}"
         large = Rules.preset(preset, players=best.POLICY_FROM, hand_size=6)
-        assert best.choice(large) == f"zoo:{zoo.UNIVERSAL}"  # the search weakens with players
+        if zoo.specialist_for(large) is None and not searched(large):
+            assert best.choice(large) == f"zoo:{zoo.UNIVERSAL}"  # the search weakens with players
+    assert best.choice(Rules.preset("swedish")) == f"zoo:{zoo.UNIVERSAL}"  # the network measured above the search
     odd = Rules.preset("standard", limit=99)  # rules of no preset: the network, with no word
     assert best.choice(odd) == f"zoo:{zoo.UNIVERSAL}"
     np.testing.assert_array_equal(_choices("best", odd), _choices("zoo", odd))
+    searched_rules = Rules.preset("danish21", players=3)
+    np.testing.assert_array_equal(_choices("best", searched_rules), _choices(best.SEARCH, searched_rules))
+    for table in best.SEARCH_TABLES:  # the names are tables of the rules: each is reached
+        preset, size = table.split(" ")
+        players, hand = (int(x) for x in size.split("x"))
+        rules = Rules.preset(preset, players=players, hand_size=hand)
+        assert zoo.table_text(rules) == table and best.choice(rules) == _search(rules)
 
 
 def test_best_plays_the_search_without_torch() -> None:

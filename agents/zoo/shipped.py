@@ -23,16 +23,16 @@ ZOO = Path(__file__).resolve().parent
 """The folder of the shipped policies."""
 UNIVERSAL = "universal"
 """The rules-conditioned network every table plays (``zoo``, ``zoo:universal``)."""
-_UNMEASURED = "trained for its tables; not yet measured against the universal network"
 KEPT_BECAUSE: dict[str, str] = {
-    name: _UNMEASURED
-    for name in (
-        *("ace_one_point", "ace_one_point-4p", "buy_in", "buy_in-4p", "danish21", "danish21-4p", "dealer_leads"),
-        *("dealer_leads-4p", "every_trick", "free_choice", "free_choice-3p", "free_choice-3x5-anyace-single"),
-        *("free_choice-4x5", "jokers", "last_trick_only", "lives", "lives-4p", "nearest", "nearest-4p", "quick"),
-        *("quick-4p", "second_chance", "second_chance-4p", "small_ace", "small_ace-4p", "standard", "standard-3p"),
-        *("standard-4p", "standard-4x5", "swedish", "swedish-4p", "twos", "unbeatable_aces", "unbeatable_aces-4p"),
-    )
+    "standard-4p": "standard 4x7 vs 3 guards, 400 deals: 0.449 [0.426, 0.471], the network 0.429 [0.408, 0.449]",
+    "standard-3p": "standard 3x7 vs 2 guards, 400 deals: 0.517 [0.490, 0.542], the network 0.511 [0.485, 0.538]",
+    "last_trick_only": (
+        "last_trick_only vs guards: 3x7 0.470 (the network 0.364), 4x7 0.398 (0.251), 6x7 0.283 (0.175)"
+    ),
+    "free_choice-3x5-anyace-single": (
+        "free_choice 3x5 any-ace single rounds vs two pimc:eval=exact, 3000 deals, seeds 5-9: 0.239 points a round"
+        " below the search, the network 0.209"
+    ),
 }
 """Each shipped per-table policy and, in one line, the measurement that keeps it beside the universal network."""
 
