@@ -130,9 +130,11 @@ def test_every_printed_command_parses(command: str) -> None:
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One folder for the whole tour (its runs/ shared by the commands in order), configs/ linked in."""
+    """One folder for the whole tour (its runs/ shared by the commands in order), configs/ linked in, and the
+    checkout's docs/results/ folder made (empty): commands that write the docs' results write there."""
     folder = tmp_path_factory.mktemp("tour")
     (folder / "configs").symlink_to(ROOT / "configs")
+    (folder / "docs" / "results").mkdir(parents=True)
     return folder
 
 
