@@ -74,6 +74,7 @@ def catalogue() -> tuple[Shipped, ...]:
             "blend": data.get("blend"),
             "ensemble": [{k: m[k] for k in ("source", "weight", "decisions")} for m in data.get("ensemble") or []],
             "families": sorted(mixture),
+            "init": cfg.get("init") or "",
             "bytes": path.stat().st_size,
         }
         out.append(Shipped(path.stem, path, preset, tables, info))
@@ -114,7 +115,8 @@ def describe() -> list[dict[str, Any]]:
             players = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else str(counts[0])
             table = table_text(s.tables[0], players, s.preset)
             tables = [table_text(t, preset=s.preset) for t in s.tables]
-        why = "the network of every table" if s.universal else KEPT_BECAUSE.get(s.name, "")
+        start = f" (these decisions after starting from {Path(s.info['init']).stem})" if s.info["init"] else ""
+        why = f"the network of every table{start}" if s.universal else KEPT_BECAUSE.get(s.name, "")
         rows.append({"name": s.name, "preset": s.preset, "table": table, "tables": tables, "why": why})
         rows[-1].update(s.info)
     return rows
