@@ -71,9 +71,10 @@ def add_parser(sub: Any) -> None:
             "examples:\n"
             "  agurk skill-report --budget smoke\n"
             "  agurk skill-report --variants standard,danish21,swedish --budget small --seed 1 --out runs/skill\n"
-            "  agurk skill-report --variants standard --checkpoint standard=runs/quickstart --budget small\n"
+            "  agurk skill-report --variants standard --checkpoint standard=runs/quickstart --budget small"
+            " --out runs/skill-mine\n"
             "  agurk skill-report --budget full --backend ray --ray-address auto --workers 17\n"
-            "  agurk skill-report --variants standard,swedish --policy zoo --budget small\n"
+            "  agurk skill-report --variants standard,swedish --policy zoo --budget small --out runs/skill-zoo\n"
             "  agurk skill-report --players 3,4,5,6,8 --hand-sizes 5,6,7 --policy zoo --backend ray"
         ),
     )
