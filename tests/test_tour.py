@@ -87,6 +87,7 @@ SHRINK = [
     (r"^(agurk train .*)$", r"\1" + SMALL_TRAIN),  # 9 minutes (the time limit) to seconds
     (r"--matches (\d{4,})", "--matches 50"),  # thousands of matches to 50
     (r"--budget (full|small)", "--budget smoke"),
+    (r"^(agurk skill-report (?!.*--budget).*)$", r"\1 --budget smoke"),  # no --budget: the default, small
     (r"--deals (\d{3,})", "--deals 10"),
     (r"--seconds \d+", "--seconds 1"),
     (r"^(agurk bench (engine|env|search|train|solver|tournament|operator)(?!.*--seconds).*)$", r"\1 --seconds 1"),
