@@ -42,13 +42,18 @@ POLICY_FROM = 5
 """Table size from which the network plays even under :data:`SEARCH_STRONGER` (the search weakens with players)."""
 
 
+def search_for(rules: Rules) -> str:
+    """The search ``best`` plays under ``rules`` where it plays one: rollouts under every-trick scoring, else exact."""
+    return EVERY_TRICK_SEARCH if rules.scoring == "every_trick" else SEARCH
+
+
 def choice(rules: Rules) -> str:
     """The spec ``best`` plays under ``rules`` (needs torch): a search, or a ``zoo:NAME``."""
     from agents.zoo import UNIVERSAL, preset_of, specialist_for, table_text  # torch is an optional dependency
 
     searched = rules.players < POLICY_FROM and preset_of(rules) in SEARCH_STRONGER
     if searched or table_text(rules) in SEARCH_TABLES:
-        return EVERY_TRICK_SEARCH if rules.scoring == "every_trick" else SEARCH
+        return search_for(rules)
     specialist = specialist_for(rules)
     return f"zoo:{specialist or UNIVERSAL}"
 
@@ -67,21 +72,17 @@ class Best:
 
     sees_all = False
 
-    def __init__(self, make: Callable[[str], Agent], rng: np.random.Generator, spec: str = "best") -> None:
+    def __init__(self, make: Callable[[str], Agent], spec: str = "best") -> None:
         self.spec = spec
         self.make = make  # builds an agent from its spec (the registry's, seeded by it)
         self.has_torch = importlib.util.find_spec("torch") is not None
-        self._rng = rng
         self._specs: dict[Rules, str] = {}
         self._agents: dict[str, Agent] = {}
 
     def spec_for(self, rules: Rules) -> str:
         """The spec that plays ``rules`` (decided once per rules)."""
         if rules not in self._specs:
-            if self.has_torch:
-                self._specs[rules] = choice(rules)
-            else:
-                self._specs[rules] = EVERY_TRICK_SEARCH if rules.scoring == "every_trick" else SEARCH
+            self._specs[rules] = choice(rules) if self.has_torch else search_for(rules)
         return self._specs[rules]
 
     def act(self, decision: Decision) -> np.ndarray:

@@ -206,16 +206,16 @@ def _best(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
         kind, chosen_arg = parse_spec(chosen)
         return kind.factory(spec, chosen_arg, rng)
 
-    return Best(make, rng, spec=spec)
+    return Best(make, spec=spec)
 
 
 register(
     "best",
     _best,
-    "the strongest fair agent measured for the table: a zoo policy kept for exactly the table in play, else"
-    f" below {POLICY_FROM} players of a preset where the search measured stronger (agents.best.SEARCH_STRONGER)"
-    f" {SEARCH} ({EVERY_TRICK_SEARCH} under every-trick scoring), else the universal network (zoo; needs torch,"
-    " else the search)",
+    "the strongest fair agent measured for the table: below"
+    f" {POLICY_FROM} players of a preset where the search measured stronger (agents.best.SEARCH_STRONGER), and at"
+    f" the tables of agents.best.SEARCH_TABLES, {SEARCH} ({EVERY_TRICK_SEARCH} under every-trick scoring); else a zoo"
+    " policy kept for exactly the table in play; else the universal network (zoo; needs torch, else the search)",
 )
 
 

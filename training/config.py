@@ -247,6 +247,10 @@ class Config:
         """Card outputs of the network: every card and the joker with a mixture, else what the tables need."""
         return len(CARDS) if self.mixture.families else max(r.num_actions for r in self.rule_sets())
 
+    def round_scale(self, rules: Rules) -> float:
+        """What a round's penalty is divided by in the rewards of ``rules``: ``penalty_scale``, else the limit."""
+        return self.penalty_scale or rules.limit
+
     def rule_sets(self) -> list[Rules]:
         """The :class:`Rules` of every player count trained on."""
         base = Rules.preset(self.preset, **self.rules)

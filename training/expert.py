@@ -119,8 +119,7 @@ class Generations:
                 st = engine.play(rules, st, cards)
                 if st.round_over.any():
                     ended = np.flatnonzero(st.round_over)
-                    scale = self.cfg.penalty_scale or rules.limit
-                    reward = st.round_penalty[ended] / -scale * self.cfg.penalty_weight
+                    reward = st.round_penalty[ended] / -self.cfg.round_scale(rules) * self.cfg.penalty_weight
                     for g, r in zip(ended, reward, strict=True):
                         rewards[i][(int(g), int(self.rounds[i][g]))] = r.astype(np.float32)
                     self.rounds[i][ended] += 1

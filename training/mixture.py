@@ -27,6 +27,7 @@ RANDOM_VALUES: dict[str, tuple[Any, ...]] = {
 """The values ``random_options`` draws each option from (the choice options take every choice)."""
 SINGLE_ROUND = {"limit": 1, "match_end": "first_out", "rebuys": 0, "lives": 0}
 """The options of a single-round table: anyone scoring goes out, and the match ends after that round."""
+_RANDOM_NAMES = sorted(RANDOM_VALUES)  # the order random_options draws from, fixed for the seeded draws
 _TRIES = 1000
 
 
@@ -40,9 +41,8 @@ def draw_from(family: TableFamily, rng: np.random.Generator) -> Rules:
     for _ in range(_TRIES):
         preset = _pick(rng, family.presets or list(PRESETS))
         options = {**PRESETS[preset], **family.rules}
-        names = sorted(RANDOM_VALUES)
-        for i in rng.permutation(len(names))[: family.random_options]:
-            options[names[i]] = _pick(rng, RANDOM_VALUES[names[i]])
+        for i in rng.permutation(len(_RANDOM_NAMES))[: family.random_options]:
+            options[_RANDOM_NAMES[i]] = _pick(rng, RANDOM_VALUES[_RANDOM_NAMES[i]])
         if rng.random() < family.single_round:
             options.update(SINGLE_ROUND)
         if family.players:

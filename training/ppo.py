@@ -423,7 +423,7 @@ def _end_rounds(
     """Credit the rewards of the rounds that ended to their seats, end episodes, deal on, restart matches."""
     rules = t.rules
     ended = np.flatnonzero(st.round_over)
-    penalty = st.round_penalty[ended] / -(cfg.penalty_scale or rules.limit) * cfg.penalty_weight  # (k, P)
+    penalty = st.round_penalty[ended] / -cfg.round_scale(rules) * cfg.penalty_weight  # (k, P)
     if cfg.episode == "match":
         finished, placement = placement_rewards(rules, st)
         reward = penalty + cfg.placement_weight * placement[ended]
