@@ -17,7 +17,7 @@ from agurk_env import observation  # noqa: E402
 from agurk_env.rules import PRESETS, Rules  # noqa: E402
 from training.config import ConfigError, MixtureConfig, TableFamily, config_from_dict, load_config  # noqa: E402
 from training.mixture import draw, draw_from  # noqa: E402
-from training.ppo import Learner  # noqa: E402
+from training.ppo import Learner, Stats, env_step, per_table_normalized  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 FAMILIES = {
@@ -153,3 +153,30 @@ def test_a_mixture_run_trains_on_redrawn_tables_and_resumes(tmp_path: Path) -> N
     assert first["actions"] == 14
     assert main(["train", "--resume", str(run), "--set", "total_steps=3000"]) == 0
     assert load_checkpoint(run / "checkpoints" / "latest.pt")["global_step"] >= 3000 > first["global_step"]
+
+
+def test_per_table_normalization_gives_each_table_mean_0_and_std_1_and_keeps_the_returns() -> None:
+    rng = np.random.default_rng(0)
+    adv = np.concatenate([rng.normal(5.0, 10.0, 50), rng.normal(-0.1, 0.01, 50), [99.0]]).astype(np.float32)
+    table = np.repeat([0, 1, 2], [50, 50, 1])
+    idx = np.arange(100)  # the last row is not trainable: it stays as it was
+    out = per_table_normalized(adv, idx, table)
+    for g in (0, 1):
+        rows = table[idx] == g
+        assert abs(out[idx][rows].mean()) < 1e-4 and abs(out[idx][rows].std() - 1.0) < 1e-3
+    assert out[100] == 99.0 and adv[0] != out[0]  # a copy: the returns are computed from the raw advantages
+
+
+def test_a_mixture_run_records_each_transitions_table_and_trains_normalized_per_table() -> None:
+    cfg = config_from_dict(
+        {**TINY, "norm_adv_tables": True, "mixture": {"families": FAMILIES, "slots": 3, "redraw_every": 2}}
+    )
+    learner = Learner(cfg)
+    learner.start_games()
+    for _ in range(cfg.num_steps):
+        for i, t in enumerate(learner.tables):
+            before = learner.buf.n
+            env_step(cfg, t, learner.net, learner.pool, learner.buf, learner.rng, learner.gen, Stats(), table=i)
+            assert (learner.buf.table[before : learner.buf.n] == i).all()
+        learner.buf.end_step()
+    assert np.isfinite(learner.iterate()["losses/policy_loss"])

@@ -25,7 +25,8 @@ from tiny_config import TINY as TINY_TRAINING  # noqa: E402
 
 from agents.policy import CheckpointError, load_checkpoint  # noqa: E402
 from agurk.cli import main  # noqa: E402
-from training.config import ConfigError, config_from_dict  # noqa: E402
+from training.config import ConfigError, config_from_dict, config_to_dict  # noqa: E402
+from training.resume import config_changes  # noqa: E402
 from training.run_folder import default_out  # noqa: E402
 from training.schedule import fold_snapshot_rates  # noqa: E402
 
@@ -522,3 +523,10 @@ def test_tensorboard_has_one_win_rate_tag_per_agent_and_one_for_all_snapshots(ti
         "train/win_rate/heuristic": 0.2,
         "train/win_rate/snapshots": pytest.approx(0.4),
     }
+
+
+def test_config_changes_name_an_option_the_saved_config_lacks_against_its_default() -> None:
+    saved = {k: v for k, v in config_to_dict(config_from_dict(TINY_TRAINING)).items() if k != "norm_adv_tables"}
+    changed = config_changes(saved, config_from_dict({**TINY_TRAINING, "norm_adv_tables": True}))
+    assert changed == ["norm_adv_tables False -> True"]
+    assert config_changes(saved, config_from_dict(TINY_TRAINING)) == []

@@ -201,6 +201,8 @@ class Config:
     """Passes over each rollout."""
     norm_adv: bool = True
     """Normalize advantages per minibatch."""
+    norm_adv_tables: bool = False
+    """With a mixture, first normalize each table's advantages over the rollout (large returns drown none)."""
     clip_coef: float = option(0.2, above=0)
     """PPO ratio clip."""
     clip_vloss: bool = False

@@ -189,6 +189,7 @@ class Buffer:
         self.reward = np.zeros(capacity, np.float32)
         self.done = np.zeros(capacity, bool)
         self.next = np.full(capacity, -1, np.int64)  # the same seat's next transition, -1 until known
+        self.table = np.zeros(capacity, np.int64)  # which of the learner's tables the transition was played at
         self.n = 0
         self.starts: list[int] = [0]  # index ranges added by each engine step, for the backward GAE pass
 
@@ -200,15 +201,16 @@ class Buffer:
         logprob: np.ndarray,
         value: np.ndarray,
         shown: np.ndarray | None = None,
+        table: int = 0,
     ):
-        """Store ``k`` new transitions; return their indices."""
+        """Store ``k`` new transitions played at table number ``table``; return their indices."""
         k = inputs.shape[0]
         j = np.arange(self.n, self.n + k)
         if self.n + k > self.inputs.shape[0]:
             raise RuntimeError("rollout buffer overflow")  # pragma: no cover - capacity is computed to fit
         self.inputs[j], self.mask[j], self.action[j] = inputs, mask, action
         self.shown[j] = False if shown is None else shown
-        self.logprob[j], self.value[j] = logprob, value
+        self.logprob[j], self.value[j], self.table[j] = logprob, value, table
         self.reward[j], self.done[j], self.next[j] = 0.0, False, -1
         self.n += k
         return j
@@ -223,7 +225,7 @@ class Buffer:
         keep = np.concatenate([t.last[t.last >= 0] for t in tables]) if tables else np.zeros(0, np.int64)
         keep.sort()
         m = keep.size
-        for name in ("inputs", "shown", "mask", "action", "logprob", "value", "reward"):
+        for name in ("inputs", "shown", "mask", "action", "logprob", "value", "reward", "table"):
             arr = getattr(self, name)
             arr[:m] = arr[keep]
         self.done[:m], self.next[:m] = False, -1
@@ -352,8 +354,9 @@ def env_step(
     stats: Stats,
     critic: StateCritic | None = None,
     oracle: Oracle | None = None,
+    table: int = 0,
 ) -> None:
-    """One card in every game of table ``t``: the learner's where a learner seat is to move, else its opponent's.
+    """One card in every game of table ``t`` (number ``table``): the learner's where it moves, else its opponent's.
 
     With a ``critic`` (``full_info``) the learner's values are its values of the movers' state vectors;
     with an ``oracle`` its actor is shown part of the other hands (``oracle.keep``).
@@ -393,7 +396,7 @@ def env_step(
             a = sample(logp, generator=gen)
             lp = logp.gather(1, a[:, None]).squeeze(1)
         a_np = a.cpu().numpy()
-        j = buf.add(x, m, a_np, lp.cpu().numpy(), value.cpu().numpy(), shown)
+        j = buf.add(x, m, a_np, lp.cpu().numpy(), value.cpu().numpy(), shown, table)
         seat = st.cur[mine]
         prev = t.last[mine, seat]
         linked = prev >= 0
@@ -483,6 +486,16 @@ def advantages(buf: Buffer, gamma: float, lam: float) -> tuple[np.ndarray, np.nd
 # ----------------------------------------------------------------------------- PPO update
 
 
+def per_table_normalized(adv: np.ndarray, idx: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``adv`` with the trainable rows ``idx`` of each table shifted and scaled to mean 0, std 1 (a copy)."""
+    out = adv.copy()
+    group = table[idx]
+    for g in np.unique(group):
+        rows = idx[group == g]
+        out[rows] = (adv[rows] - adv[rows].mean()) / (adv[rows].std() + 1e-8)
+    return out
+
+
 def ppo_update(
     cfg: Config,
     net: PolicyNet,
@@ -498,6 +511,8 @@ def ppo_update(
     params = [p for group in opt.param_groups for p in group["params"]]
     to = lambda a: torch.from_numpy(a).to(device)  # noqa: E731
     returns = adv[idx] + buf.value[idx]
+    if cfg.norm_adv_tables:
+        adv = per_table_normalized(adv, idx, buf.table)
     n = idx.size
     clipfracs, approx_kl, old_approx_kl = [], torch.zeros(()), torch.zeros(())
     pg_loss = v_loss = entropy_loss = torch.zeros(())
@@ -620,8 +635,8 @@ class Learner:
             self.oracle.keep = max(1.0 - self.global_step / cfg.oracle_steps, 0.0)
         stats = Stats()
         for _ in range(cfg.num_steps):
-            for t in self.tables:
-                env_step(cfg, t, self.net, self.pool, self.buf, self.rng, self.gen, stats, self.critic, self.oracle)
+            for i, t in enumerate(self.tables):
+                env_step(cfg, t, self.net, self.pool, self.buf, self.rng, self.gen, stats, self.critic, self.oracle, i)
             self.buf.end_step()
         idx, adv = advantages(self.buf, cfg.gamma, cfg.gae_lambda)
         logs = ppo_update(cfg, self.net.train(), self.opt, self.buf, idx, adv, self.critic, self.oracle)

@@ -79,8 +79,11 @@ def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def config_changes(saved: dict[str, Any], cfg: Config) -> list[str]:
-    """The keys of ``cfg`` that differ from the run's saved config, as ``key old -> new``."""
-    before, after = _flat(saved), _flat(config_to_dict(cfg))
+    """The keys of ``cfg`` that differ from the run's saved config, as ``key old -> new``.
+
+    A key the saved config lacks (an option newer than the run) had its default there.
+    """
+    before, after = {**_flat(config_to_dict(Config())), **_flat(saved)}, _flat(config_to_dict(cfg))
     return [f"{k} {before.get(k)!r} -> {v!r}" for k, v in after.items() if k in before and before[k] != v]
 
 
