@@ -19,9 +19,9 @@ EPISODES: tuple[str, ...] = get_args(Episode)
 """The episode kinds: one round, or a whole match."""
 
 
-def round_rewards(rules: Rules, state: engine.State) -> np.ndarray:
-    """``(B, P)`` float32 round-episode rewards: ``-penalty / limit`` (valid at a round's end)."""
-    return (state.round_penalty / -rules.limit).astype(np.float32)
+def round_rewards(rules: Rules, state: engine.State, scale: float = 0.0) -> np.ndarray:
+    """``(B, P)`` float32 round rewards: ``-penalty / scale``, by default ``/ limit`` (valid at a round's end)."""
+    return (state.round_penalty / -(scale or rules.limit)).astype(np.float32)
 
 
 def placement_rewards(rules: Rules, state: engine.State) -> tuple[np.ndarray, np.ndarray]:
