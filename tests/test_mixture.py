@@ -17,7 +17,7 @@ from agurk_env import observation  # noqa: E402
 from agurk_env.rules import PRESETS, Rules  # noqa: E402
 from training.config import ConfigError, MixtureConfig, TableFamily, config_from_dict, load_config  # noqa: E402
 from training.mixture import draw, draw_from  # noqa: E402
-from training.ppo import Learner, Stats, env_step, per_table_normalized  # noqa: E402
+from training.ppo import PPOTrainer, Stats, env_step, per_table_normalized  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 FAMILIES = {
@@ -132,7 +132,7 @@ def test_a_mixture_run_trains_on_redrawn_tables_and_resumes(tmp_path: Path) -> N
     cfg = config_from_dict(
         {**TINY, "penalty_scale": 30, "mixture": {"families": FAMILIES, "slots": 3, "redraw_every": 1}}
     )
-    learner = Learner(cfg)
+    learner = PPOTrainer(cfg)
     learner.start_games()
     seen = set()
     for _ in range(4):
@@ -171,7 +171,7 @@ def test_a_mixture_run_records_each_transitions_table_and_trains_normalized_per_
     cfg = config_from_dict(
         {**TINY, "norm_adv_tables": True, "mixture": {"families": FAMILIES, "slots": 3, "redraw_every": 2}}
     )
-    learner = Learner(cfg)
+    learner = PPOTrainer(cfg)
     learner.start_games()
     for _ in range(cfg.num_steps):
         for i, t in enumerate(learner.tables):

@@ -186,10 +186,10 @@ def test_a_second_signal_during_the_final_save_waits_for_the_file(
 ) -> None:
     from training import checkpoint, ppo
 
-    iterate, save = ppo.Learner.iterate, checkpoint.torch.save
+    iterate, save = ppo.PPOTrainer.iterate, checkpoint.torch.save
     calls = {"iterate": 0, "saves_completed": 0}
 
-    def iterate_then_ctrl_c(self: ppo.Learner) -> dict:
+    def iterate_then_ctrl_c(self: ppo.PPOTrainer) -> dict:
         calls["iterate"] += 1
         if calls["iterate"] == 3:
             _send(signal.SIGINT)  # a real SIGINT, as from Ctrl-C
@@ -200,7 +200,7 @@ def test_a_second_signal_during_the_final_save_waits_for_the_file(
         save(obj, f)
         calls["saves_completed"] += 1
 
-    monkeypatch.setattr(ppo.Learner, "iterate", iterate_then_ctrl_c)
+    monkeypatch.setattr(ppo.PPOTrainer, "iterate", iterate_then_ctrl_c)
     monkeypatch.setattr(checkpoint.torch, "save", save_with_sigterm)
     out = tmp_path / "run"
     assert main(["train", str(write_config(tmp_path, LONG)), "--out", str(out), "-q"]) == 128 + signal.SIGINT == 130
@@ -220,10 +220,10 @@ def test_an_ignored_sighup_stays_ignored_as_under_nohup(
 ) -> None:
     from training import ppo
 
-    iterate = ppo.Learner.iterate
+    iterate = ppo.PPOTrainer.iterate
     calls = {"iterate": 0}
 
-    def iterate_and_signal(self: ppo.Learner) -> dict:
+    def iterate_and_signal(self: ppo.PPOTrainer) -> dict:
         calls["iterate"] += 1
         if calls["iterate"] == 2:
             _send(signal.SIGHUP, ignored=True)  # the terminal of a nohup run closes: training goes on
@@ -231,7 +231,7 @@ def test_an_ignored_sighup_stays_ignored_as_under_nohup(
             _send(signal.SIGTERM)
         return iterate(self)
 
-    monkeypatch.setattr(ppo.Learner, "iterate", iterate_and_signal)
+    monkeypatch.setattr(ppo.PPOTrainer, "iterate", iterate_and_signal)
     previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
         out = tmp_path / "run"
@@ -272,17 +272,17 @@ def test_a_signal_during_a_periodic_save_stops_once_the_file_is_written(
 def test_checkpoint_minutes_saves_latest_by_wall_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from training import ppo
 
-    iterate = ppo.Learner.iterate
+    iterate = ppo.PPOTrainer.iterate
     seen: dict[str, list] = {"run": [], "other": []}
 
-    def iterate_and_look(self: ppo.Learner) -> dict:
+    def iterate_and_look(self: ppo.PPOTrainer) -> dict:
         for name, updates in seen.items():
             latest = tmp_path / name / "checkpoints" / "latest.pt"
             if (tmp_path / name).is_dir():
                 updates.append(load_checkpoint(latest)["update"] if latest.exists() else None)
         return iterate(self)
 
-    monkeypatch.setattr(ppo.Learner, "iterate", iterate_and_look)
+    monkeypatch.setattr(ppo.PPOTrainer, "iterate", iterate_and_look)
     config = write_config(tmp_path, {**TINY, "total_steps": 3000, "eval": {**TINY["eval"], "every": 0}})
     assert main(["train", str(config), "--out", str(tmp_path / "run"), "-q", "--set", "checkpoint_minutes=1e-6"]) == 0
     n = len(seen["run"])
@@ -356,8 +356,11 @@ def test_default_out_never_collides(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(training.run_folder.time, "strftime", lambda fmt: "20240601-120000")
     folders = [default_out("configs/quickstart.yaml", tmp_path / "runs") for _ in range(3)]
-    assert [f.name for f in folders] == ["quickstart-20240601-120000", "quickstart-20240601-120000-2",
-                                         "quickstart-20240601-120000-3"]
+    assert [f.name for f in folders] == [
+        "quickstart-20240601-120000",
+        "quickstart-20240601-120000-2",
+        "quickstart-20240601-120000-3",
+    ]
     assert all(f.is_dir() for f in folders)
 
 

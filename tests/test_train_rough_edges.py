@@ -54,7 +54,7 @@ def test_a_stop_before_the_first_checkpoint_leaves_the_folder_reusable(
     config = write_config(tmp_path, LONG)
     out = tmp_path / "run"
     with monkeypatch.context() as patched:
-        patched.setattr(ppo.Learner, "__init__", ctrl_c)
+        patched.setattr(ppo.PPOTrainer, "__init__", ctrl_c)
         assert main(["train", str(config), "--out", str(out), "-q"]) == 130
     assert "before training began; no checkpoint written" in capsys.readouterr().err
     assert _left(out) == []

@@ -20,7 +20,7 @@ from agurk.cli import main  # noqa: E402
 from agurk_env import engine, observation, state  # noqa: E402
 from agurk_env.rules import CARDS, Rules  # noqa: E402
 from training.config import Config, ConfigError, config_from_dict, load_config  # noqa: E402
-from training.ppo import Games, Learner, PPOTrainer, Stats, advantages, env_step  # noqa: E402
+from training.ppo import Games, PPOTrainer, Stats, advantages, env_step  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TWO_TRICKS = ("3 4", "2 2", "5 9", "6 K")  # seats 0..3
@@ -38,11 +38,11 @@ def hands(rules: Rules, *cards: str) -> np.ndarray:
 
 def rigged(
     rules: Rules, learner: list[bool], opponent: int, *cards: str, critic: str = "shared", oracle_steps: int = 0
-) -> tuple[Learner, Games]:
+) -> tuple[PPOTrainer, Games]:
     """A learner and a one-game table dealt ``cards`` (seat 0 deals, so seat 1 leads)."""
     game = {"preset": "standard", "rules": {"hand_size": rules.hand_size}}
     cfg = config_from_dict({**TINY, **game, "critic": critic, "oracle_steps": oracle_steps})
-    lr = Learner(cfg)
+    lr = PPOTrainer(cfg)
     t = Games.new(rules, 1, seed=0)
     t.state = engine.set_hands(rules, t.state, hands(rules, *cards))
     t.learner[:] = learner
@@ -53,7 +53,7 @@ def rigged(
 TINY_LR = Config().learning_rate  # TINY keeps the default step size
 
 
-def step_all(lr: Learner, t: Games, n: int, stats: Stats | None = None) -> None:
+def step_all(lr: PPOTrainer, t: Games, n: int, stats: Stats | None = None) -> None:
     for _ in range(n):
         env_step(lr.cfg, t, lr.net, lr.pool, lr.buf, lr.rng, lr.gen, stats or Stats(), lr.critic, lr.oracle)
         lr.buf.end_step()
@@ -108,7 +108,7 @@ def test_learner_seat_against_heuristics_gets_its_penalty_even_when_it_acted_fir
 def test_match_episode_gives_placement_when_a_seat_goes_out() -> None:
     rules = Rules(hand_size=1)
     cfg = config_from_dict({**TINY, "episode": "match", "rules": {"hand_size": 1}})
-    lr = Learner(cfg)
+    lr = PPOTrainer(cfg)
     t = Games.new(rules, 1, seed=0)
     scored = t.state._replace(scores=np.array([[0, 20, 0, 0]], np.int32))
     t.state = engine.set_hands(rules, scored, hands(rules, "4", "K", "2", "3"))
@@ -221,21 +221,21 @@ def test_cli_train_writes_the_run_folder(tiny_run: Path) -> None:
 def test_a_ppo_run_starts_from_the_network_of_init(tiny_run: Path) -> None:
     """Issue 20: ``init`` starts a PPO run (a fine-tune) from another run's network; a misfit one is refused."""
     start = config_from_dict({**TINY, "init": str(tiny_run)})
-    learner = Learner(start)
+    learner = PPOTrainer(start)
     trained = load_checkpoint(tiny_run)["model"]  # a run folder: its best.pt
     for name, tensor in learner.net.state_dict().items():
         torch.testing.assert_close(tensor, trained[name])
-    fresh = Learner(config_from_dict(TINY)).net.state_dict()
+    fresh = PPOTrainer(config_from_dict(TINY)).net.state_dict()
     assert any(not torch.equal(fresh[n], t) for n, t in learner.net.state_dict().items())
     with pytest.raises(ConfigError, match=r"^init: the checkpoint's network .* does not fit the config"):
-        Learner(config_from_dict({**TINY, "init": str(tiny_run), "hidden": [8, 8]}))
+        PPOTrainer(config_from_dict({**TINY, "init": str(tiny_run), "hidden": [8, 8]}))
 
 
 @pytest.mark.parametrize("hidden", [[16], [40], [40, 24], [16, 16, 32]])
 def test_a_wider_network_from_init_plays_exactly_as_the_checkpoint(tiny_run: Path, hidden: list[int]) -> None:
     """``init`` with a wider or deeper ``hidden`` widens the network (Net2Net): the same logits and values."""
     small = PolicyAgent.from_path(tiny_run).net
-    learner = Learner(config_from_dict({**TINY, "init": str(tiny_run), "hidden": hidden}))
+    learner = PPOTrainer(config_from_dict({**TINY, "init": str(tiny_run), "hidden": hidden}))
     assert learner.net.hidden == hidden
     x = torch.rand(256, observation.SIZE, generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
@@ -249,7 +249,7 @@ def test_a_wider_network_from_init_plays_exactly_as_the_checkpoint(tiny_run: Pat
 @pytest.mark.parametrize("hidden", [[8], [16, 8], [40, 8]])
 def test_a_narrower_network_from_init_is_refused(tiny_run: Path, hidden: list[int]) -> None:
     with pytest.raises(ConfigError, match=r"^init: .* hidden may be as wide or wider, as deep or deeper\)$"):
-        Learner(config_from_dict({**TINY, "init": str(tiny_run), "hidden": hidden}))
+        PPOTrainer(config_from_dict({**TINY, "init": str(tiny_run), "hidden": hidden}))
 
 
 def test_a_resumed_run_does_not_read_init_again(tiny_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -333,15 +333,15 @@ def test_ctrl_c_saves_a_checkpoint_that_resume_continues(
     from training import ppo
 
     calls = {"n": 0}
-    iterate = ppo.Learner.iterate
+    iterate = ppo.PPOTrainer.iterate
 
-    def interrupted(self: ppo.Learner) -> dict:
+    def interrupted(self: ppo.PPOTrainer) -> dict:
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt
         return iterate(self)
 
-    monkeypatch.setattr(ppo.Learner, "iterate", interrupted)
+    monkeypatch.setattr(ppo.PPOTrainer, "iterate", interrupted)
     config = tmp_path / "tiny.yaml"
     config.write_text(yaml.safe_dump({**TINY, "total_steps": 100_000}))
     out = tmp_path / "run"
@@ -349,7 +349,7 @@ def test_ctrl_c_saves_a_checkpoint_that_resume_continues(
     assert "agurk train --resume" in capsys.readouterr().err
     saved = load_checkpoint(out / "checkpoints" / "latest.pt")
     assert saved["update"] == 2
-    monkeypatch.setattr(ppo.Learner, "iterate", iterate)
+    monkeypatch.setattr(ppo.PPOTrainer, "iterate", iterate)
     assert main(["train", "--resume", str(out), "--set", "total_steps=2000", "-q"]) == 0
     assert load_checkpoint(out / "checkpoints" / "latest.pt")["update"] > 2
 
@@ -512,7 +512,7 @@ def test_an_oracle_run_fades_keeps_its_oracle_for_resume_and_saves_the_policy_al
     data = load_checkpoint(run / "checkpoints" / "latest.pt")
     assert data["model"]["trunk.net.0.weight"].shape == (16, observation.SIZE)  # what ppo:PATH plays
     assert data["oracle"]["hands.weight"].shape == (16, state.OTHER_HANDS.size) and data["oracle"]["hands.weight"].any()
-    lr = PPOTrainer(config_from_dict({**TINY, "oracle_steps": 700}), resume=data).learner
+    lr = PPOTrainer(config_from_dict({**TINY, "oracle_steps": 700}), resume=data)
     lr.start_games()
     lr.iterate()
     assert lr.oracle is not None and lr.oracle.keep == 0.0 and not lr.buf.shown[: lr.buf.n].any()
@@ -524,7 +524,7 @@ def test_an_oracle_run_fades_keeps_its_oracle_for_resume_and_saves_the_policy_al
 def test_oracle_lr_scale_multiplies_the_oracle_inputs_annealed_step_size() -> None:
     moved = []
     for scale in (1.0, 10.0):
-        lr = Learner(config_from_dict({**TINY, "oracle_steps": 1500, "oracle_lr_scale": scale}))
+        lr = PPOTrainer(config_from_dict({**TINY, "oracle_steps": 1500, "oracle_lr_scale": scale}))
         assert [g["lr"] for g in lr.opt.param_groups] == [TINY_LR, scale * TINY_LR]
         lr.global_step = TINY["total_steps"] // 2
         lr.start_games()
@@ -605,7 +605,7 @@ def test_a_checkpoint_from_before_the_critic_key_still_plays_and_resumes(tiny_ru
     legal = engine.legal_mask(rules, st)
     assert legal[np.arange(8), agent.act_obs(observation.observe(rules, st), legal)].all()
     trainer = PPOTrainer(config_from_dict(data["config"]), resume=data)
-    assert trainer.learner.critic is None and trainer.global_step == data["global_step"]
+    assert trainer.critic is None and trainer.global_step == data["global_step"]
     assert main(["train", "--resume", str(run), "--set", "total_steps=2000", "-q"]) == 0
     assert load_checkpoint(run / "checkpoints" / "latest.pt")["global_step"] >= 2000
 

@@ -1,7 +1,7 @@
 """Masked PPO self-play on the batched engine, in the manner of CleanRL's ``ppo.py``.
 
 Read top to bottom: the game batches, the rollout buffer, the opponent pool, one engine
-step, the advantages, the PPO update, then :func:`train`, the loop.
+step, the advantages, the PPO update, then :class:`PPOTrainer` and its loop.
 
 **No per-game Python.** Each player count is one engine batch of ``num_envs`` games
 (:class:`Games`). An engine step plays one card in every game: where the seat to move is
@@ -570,10 +570,13 @@ def ppo_update(
 # ----------------------------------------------------------------------------- the loop
 
 
-class Learner:
-    """Everything a run holds: network, optimizer, pool, tables, counters (checkpointed by :meth:`state`)."""
+class PPOTrainer:
+    """The PPO trainer (``algo: ppo``): network, optimizer, pool, tables and counters, and the loop.
 
-    def __init__(self, cfg: Config, fresh: bool = True) -> None:
+    ``resume``: a checkpoint to continue (its network, optimizer, pool and counters).
+    """
+
+    def __init__(self, cfg: Config, resume: dict[str, Any] | None = None) -> None:
         self.cfg = cfg
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
@@ -584,7 +587,7 @@ class Learner:
         self.mixed = bool(cfg.mixture.families)
         actions = cfg.actions()
         self.make_net = lambda: PolicyNet(observation.SIZE, actions, cfg.hidden)
-        self.net = initial_net(cfg, actions, fresh).to(self.device)  # a fresh network, or the one of ``init``
+        self.net = initial_net(cfg, actions, resume is None).to(self.device)  # a fresh network, or the one of ``init``
         self.critic = StateCritic(cfg.hidden).to(self.device).eval() if cfg.critic == "full_info" else None
         """The ``full_info`` value network (``None``: the policy network's own value head)."""
         self.oracle = Oracle(cfg.hidden[0]).to(self.device) if cfg.oracle_steps else None
@@ -605,6 +608,12 @@ class Learner:
         seats = [MAX_SEATS] * cfg.mixture.slots if self.mixed else [r.players for r in self.rule_sets]
         capacity = sum(cfg.num_envs * (p + cfg.num_steps) for p in seats)
         self.buf = Buffer(capacity, actions, full_info=self.critic is not None or self.oracle is not None)
+        if resume is not None:
+            try:
+                self.restore(resume)
+            except (KeyError, ValueError, RuntimeError) as e:
+                reason = textwrap.shorten(str(e), 160, placeholder=" ...")  # whole words
+                raise CheckpointError(f"the checkpoint does not fit this config ({reason})") from None
 
     def set_learning_rate(self, lr: float) -> None:
         """Set every optimizer group's step size to ``lr`` times its scale."""
@@ -690,65 +699,21 @@ class Learner:
         self.rng.bit_generator.state = data["rng"]
         self.gen.set_state(data["torch_rng"])
 
-
-def train(
-    cfg: Config,
-    learner: Learner | None = None,
-    on_update: Callable[[Learner, dict[str, float], float], bool] | None = None,
-) -> Learner:
-    """Run PPO until ``total_steps`` decisions (or ``time_limit`` minutes, or ``on_update`` returns False).
-
-    ``on_update(learner, logs, seconds)`` is called after every update with that update's
-    scalars and its wall time (the run folder logs, checkpoints and evaluates there).
-    """
-    learner = learner or Learner(cfg)
-    learner.start_games()
-    started = time.perf_counter()
-    while learner.global_step < cfg.total_steps:
-        tick = time.perf_counter()
-        logs = learner.iterate()
-        seconds = time.perf_counter() - tick
-        if on_update is not None and on_update(learner, logs, seconds) is False:
-            break
-        if cfg.time_limit and time.perf_counter() - started > cfg.time_limit * 60:
-            break
-    return learner
-
-
-class PPOTrainer:
-    """The PPO trainer (``algo: ppo``) behind ``agurk train``: :func:`train` with checkpoints and a schedule."""
-
-    def __init__(self, cfg: Config, resume: dict[str, Any] | None = None) -> None:
-        self.cfg = cfg
-        self.learner = Learner(cfg, fresh=resume is None)
-        if resume is not None:
-            try:
-                self.learner.restore(resume)
-            except (KeyError, ValueError, RuntimeError) as e:
-                reason = textwrap.shorten(str(e), 160, placeholder=" ...")  # whole words
-                raise CheckpointError(f"the checkpoint does not fit this config ({reason})") from None
-
-    @property
-    def global_step(self) -> int:
-        """Learner decisions trained on so far."""
-        return self.learner.global_step
-
-    @property
-    def best_score(self) -> float:
-        """Best evaluation score so far."""
-        return self.learner.best_score
-
     def save(self, path: Path, best_score: float, **clock: float) -> None:
         """Write the checkpoint (network, optimizer, pool, counters, ``clock``) atomically to ``path``."""
-        self.learner.best_score = best_score
-        state = self.learner.state()
-        save_checkpoint(path, self.learner.net, algo="ppo", config=config_to_dict(self.cfg), **state, **clock)
+        self.best_score = best_score
+        save_checkpoint(path, self.net, algo="ppo", config=config_to_dict(self.cfg), **self.state(), **clock)
 
-    def train(self, schedule: UpdateSink) -> None:
-        """Train to ``total_steps``; ``schedule.after_update`` logs, checkpoints and evaluates."""
-
-        def on_update(learner: Learner, logs: dict[str, float], seconds: float) -> bool:
-            schedule.after_update(learner.global_step, int(logs["charts/decisions_per_update"]), seconds, logs)
-            return True
-
-        train(self.cfg, self.learner, on_update)
+    def train(self, schedule: UpdateSink | None = None) -> None:
+        """Train to ``total_steps`` decisions (or ``time_limit`` minutes), reporting each update to ``schedule``."""
+        cfg = self.cfg
+        self.start_games()
+        started = time.perf_counter()
+        while self.global_step < cfg.total_steps:
+            tick = time.perf_counter()
+            logs = self.iterate()
+            if schedule is not None:
+                decisions = int(logs["charts/decisions_per_update"])
+                schedule.after_update(self.global_step, decisions, time.perf_counter() - tick, logs)
+            if cfg.time_limit and time.perf_counter() - started > cfg.time_limit * 60:
+                break

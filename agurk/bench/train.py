@@ -44,9 +44,9 @@ def bench_config(threads: int, seed: int, **changes: Any) -> Config:
 
 def _ppo_rate(cfg: Config, seconds: float) -> dict[str, float]:
     """Decisions per second of the PPO trainer over whole updates after a warm-up update."""
-    from training.ppo import Learner
+    from training.ppo import PPOTrainer
 
-    learner = Learner(cfg)
+    learner = PPOTrainer(cfg)
     learner.start_games()
     learner.iterate()
     start_step, start = learner.global_step, time.perf_counter()
