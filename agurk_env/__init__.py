@@ -7,7 +7,9 @@ stable-baselines3): ``env`` and ``raw_env`` (PettingZoo AEC, see
 :mod:`agurk_env.wrappers`).
 
 ``gymnasium.make("Agurk-v0", rules=..., opponents="guard,pimc,random", **options)`` makes the
-single-learner :class:`~agurk_env.single_agent.AgurkEnv`: importing this package registers
+single-learner :class:`~agurk_env.single_agent.AgurkEnv`, and ``gymnasium.make_vec("Agurk-v0",
+num_envs=n, **options)`` the :class:`~agurk_env.single_agent.AgurkVectorEnv` of ``n`` games on
+one engine state (its ``vector_entry_point``): importing this package registers
 the id with ``gymnasium.register``, as Gymnasium 1.x expects of a package that brings
 environments (``gymnasium.make("agurk_env:Agurk-v0")`` imports it first). String
 opponents are built by the agent package that registered its specs (:mod:`agurk_env.specs`).
@@ -23,7 +25,7 @@ import gymnasium
 from agurk_env.rules import CARDS, OPTION_NAMES, PRESETS, Rules, RulesError
 
 GYMNASIUM_ID = "Agurk-v0"
-"""The gymnasium id of :class:`agurk_env.single_agent.AgurkEnv`."""
+"""The gymnasium id of :class:`agurk_env.single_agent.AgurkEnv` (and, vectorized, ``AgurkVectorEnv``)."""
 
 _LAZY = {
     "env": "agurk_env.aec_env",
@@ -56,4 +58,8 @@ def __getattr__(name: str) -> Any:
 
 
 if GYMNASIUM_ID not in gymnasium.registry:  # not again when the package is reloaded
-    gymnasium.register(GYMNASIUM_ID, entry_point="agurk_env.single_agent:AgurkEnv")
+    gymnasium.register(
+        GYMNASIUM_ID,
+        entry_point="agurk_env.single_agent:AgurkEnv",
+        vector_entry_point="agurk_env.single_agent:AgurkVectorEnv",
+    )

@@ -1,16 +1,19 @@
-"""One learner against opponent agents: a gymnasium ``Env`` and a stable-baselines3 ``VecEnv``.
+"""One learner against opponent agents: gymnasium ``Env`` and ``VectorEnv``, and a stable-baselines3 ``VecEnv``.
 
-Both run on the batched engine through one core, :class:`LearnerGames`: ``n`` games in
-one engine state, a learner seat in each; after the learner's card the opponents' cards
-are played, in the batch, until the learner is to move again in every game. Episodes end
-and restart inside it (auto-reset), so the ``VecEnv`` never waits on a Python loop over
-games.
+All three are thin adapters over one core, :class:`LearnerGames`: ``n`` games in one
+engine state, a learner seat in each; after the learner's card the opponents' cards are
+played, in the batch, until the learner is to move again in every game. Episodes end and
+restart inside it (auto-reset), so the vector environments never wait on a Python loop
+over games.
 
-* :func:`single_agent_env` returns :class:`AgurkEnv`, a ``gymnasium.Env`` (one game).
+* :func:`single_agent_env` (``gymnasium.make("Agurk-v0")``) returns :class:`AgurkEnv`, a
+  ``gymnasium.Env`` (one game).
+* ``gymnasium.make_vec("Agurk-v0", num_envs=n)`` returns :class:`AgurkVectorEnv`, a
+  ``gymnasium.vector.VectorEnv`` of ``n`` games (auto-reset ``AutoresetMode.SAME_STEP``).
 * :func:`sb3_vec_env` returns an :class:`agurk_env.vec_env.AgurkVecEnv`, an SB3 ``VecEnv``
   of ``n_envs`` games (stable-baselines3 is imported only then).
 
-Both have ``action_masks()``, so ``sb3_contrib.MaskablePPO`` trains on them directly.
+All have ``action_masks()``, so ``sb3_contrib.MaskablePPO`` trains on the SB3 one directly.
 
 Spaces: the observation is :func:`agurk_env.observation.observe` for the learner's seat
 (``Box(0, high, (SIZE,), float32)``); the action ``i`` plays ``CARDS[i]``
@@ -31,7 +34,7 @@ that the opponents' randomness follows the seed (specs are such a factory: the a
 learner's seat; ``None`` draws it at random for each match.
 
 Seeds: ``reset(seed=S)`` deals games ``0..n-1`` matches ``0..n-1`` of seed ``S`` (game
-``i`` of a ``VecEnv`` plays match ``i``; later matches take the next unused numbers, as
+``i`` of a vector environment plays match ``i``; later matches take the next unused numbers, as
 in the engine) and builds the opponents from ``S`` when they come from a factory (the
 default random opponents draw from ``numpy.random.default_rng([S, 1])``).
 
@@ -48,6 +51,8 @@ from typing import Any, ClassVar, Literal, get_args
 
 import gymnasium
 import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
 
 from agurk_env import engine, observation, specs
 from agurk_env.agent import Agent, RandomAgent, dispatch
@@ -84,22 +89,26 @@ def _seat_agents(found: Agent | Sequence[Agent], others: int) -> list[Agent]:
 class LearnerGames:
     """``n`` games on one batched engine state, each with one learner seat; opponents move in between.
 
-    Call :meth:`reset` first. Between calls every game waits for its learner's card:
-    :meth:`observe` and :meth:`legal_bits` describe that moment, :meth:`step` plays the
-    learner's cards and everything up to the learner's next turn.
+    ``rules`` is a preset name or a :class:`Rules`, with rule ``options`` on top;
+    ``observation_space`` and ``action_space`` are one game's. Call :meth:`reset` first.
+    Between calls every game waits for its learner's card: :meth:`observe` and
+    :meth:`legal_bits` describe that moment, :meth:`step` plays the learner's cards and
+    everything up to the learner's next turn.
     """
 
     def __init__(
         self,
-        rules: Rules,
+        rules: str | Rules,
         n: int,
         opponents: Opponents = None,
         seat: int | None = None,
         episode: Episode = "round",
         illegal: Illegal = "lowest",
+        **options: Any,
     ) -> None:
         check_choice("episode", episode, EPISODES)
         check_choice("illegal", illegal, ILLEGAL)
+        rules = make_rules(rules, **options)
         p = rules.players
         if seat is not None and not 0 <= seat < p:
             raise ValueError(f"seat must be in 0..{p - 1} or None, not {seat!r}")
@@ -114,6 +123,8 @@ class LearnerGames:
         self._factory = opponents if callable(opponents) and not isinstance(opponents, Agent) else None
         self.opponents: list[Agent] = [] if self._factory else _seat_agents(opponents, p - 1)
         self._actions = rules.num_actions
+        self.observation_space = observation_box(rules)
+        self.action_space = gymnasium.spaces.Discrete(rules.num_actions)
         self.state: engine.State | None = None
         self._bits: np.ndarray | None = None  # the learners' legal card sets, once computed
         self.seat = np.zeros(n, np.int64)
@@ -268,11 +279,9 @@ class AgurkEnv(gymnasium.Env):
         **options: Any,
     ) -> None:
         check_choice("render_mode", render_mode, [None, *RENDER_MODES])
-        self.rules = make_rules(rules, **options)
-        self.render_mode = render_mode
-        self.games = LearnerGames(self.rules, 1, opponents, seat, episode, illegal)
-        self.observation_space = observation_box(self.rules)
-        self.action_space = gymnasium.spaces.Discrete(self.rules.num_actions)
+        self.games = LearnerGames(rules, 1, opponents, seat, episode, illegal, **options)
+        self.rules, self.render_mode = self.games.rules, render_mode
+        self.observation_space, self.action_space = self.games.observation_space, self.games.action_space
         self._episode_over = True
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
@@ -331,6 +340,97 @@ def single_agent_env(
         **options: ``episode``, ``render_mode``, ``illegal``, and rule options (``players=5``, ...).
     """
     return AgurkEnv(rules, opponents, seat, **options)
+
+
+# ----------------------------------------------------------------------------- gymnasium vector
+
+
+class AgurkVectorEnv(VectorEnv):
+    """``num_envs`` learner games on one batched engine state, as a ``gymnasium.vector.VectorEnv``.
+
+    ``gymnasium.make_vec("Agurk-v0", num_envs=n, **kwargs)`` makes it (``kwargs`` as for
+    :class:`AgurkEnv`). Auto-reset is ``AutoresetMode.SAME_STEP``, as the games restart
+    inside :class:`LearnerGames`: a game whose episode ended returns its next episode's
+    first observation, with the last one in ``infos["final_obs"]`` and that step's own info
+    in ``infos["final_info"]`` (both flagged by ``infos["_final_obs"]``). ``infos`` holds
+    ``action_mask`` (``(n, A)`` bool) after every reset and step, and ``illegal`` on steps,
+    each key with its ``_key`` flags as gymnasium's vector infos have them: the infos are
+    those of ``SyncVectorEnv`` over :class:`AgurkEnv` games in the same auto-reset mode.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": RENDER_MODES, "autoreset_mode": AutoresetMode.SAME_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        rules: str | Rules = "standard",
+        opponents: Opponents = None,
+        seat: int | None = None,
+        episode: Episode = "round",
+        render_mode: str | None = None,
+        illegal: Illegal = "lowest",
+        **options: Any,
+    ) -> None:
+        check_choice("render_mode", render_mode, [None, *RENDER_MODES])
+        self.games = LearnerGames(rules, num_envs, opponents, seat, episode, illegal, **options)
+        self.rules, self.num_envs, self.render_mode = self.games.rules, num_envs, render_mode
+        self.single_observation_space = self.games.observation_space
+        self.single_action_space = self.games.action_space
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        """Start new matches in every game: matches ``0..num_envs-1`` of ``seed``, or the next ones."""
+        super().reset(seed=seed)
+        if seed is None and self.games.state is None:
+            seed = int(self.np_random.integers(2**63 - 1))
+        self.games.reset(seed)
+        infos: dict[str, Any] = {}
+        _add_info(infos, "action_mask", self.action_masks(), np.ones(self.num_envs, bool))
+        return self.games.observe(), infos
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """Play the learners' cards and the opponents' up to their next turns; ended episodes restart at once."""
+        if self.games.state is None:
+            raise RuntimeError("call reset() before step()")
+        rewards, dones, illegal, terminal = self.games.step(actions)
+        n = self.num_envs
+        infos: dict[str, Any] = {}
+        if dones.any():
+            final_obs = np.full(n, None, object)
+            for g, last in terminal.items():
+                final_obs[g] = last
+            final_info: dict[str, Any] = {}
+            _add_info(final_info, "action_mask", np.zeros((n, self.rules.num_actions), bool), dones)
+            _add_info(final_info, "illegal", illegal & dones, dones)
+            infos.update(final_obs=final_obs, _final_obs=dones.copy(), final_info=final_info, _final_info=dones.copy())
+        _add_info(infos, "action_mask", self.action_masks(), np.ones(n, bool))
+        _add_info(infos, "illegal", illegal & ~dones, ~dones)
+        return self.games.observe(), rewards, dones, np.zeros(n, bool), infos
+
+    def action_masks(self) -> np.ndarray:
+        """``(num_envs, A)`` bool legal masks of the learners."""
+        return self.games.action_masks()
+
+    def render(self) -> tuple[str, ...] | None:
+        """Every game as text (``"ansi"``), or printed (``"human"``)."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        if self.games.state is None:
+            raise RuntimeError("call reset() before render()")
+        texts = tuple(self.games.render(g) for g in range(self.num_envs))
+        if self.render_mode == "ansi":
+            return texts
+        print("\n".join(texts))
+        return None
+
+
+def _add_info(infos: dict[str, Any], key: str, values: np.ndarray, flags: np.ndarray) -> None:
+    """Put ``values`` of the games in ``flags`` under ``key`` (others zero) and ``flags`` under ``_key``, if any."""
+    if flags.any():
+        infos[key] = np.where(flags.reshape(-1, *[1] * (values.ndim - 1)), values, np.zeros_like(values))
+        infos[f"_{key}"] = flags.copy()
 
 
 # ----------------------------------------------------------------------------- stable-baselines3

@@ -11,15 +11,13 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-import gymnasium
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
 from agurk_env.render import RENDER_MODES
 from agurk_env.rewards import Episode
-from agurk_env.rules import Rules, check_choice, make_rules
+from agurk_env.rules import Rules, check_choice
 from agurk_env.single_agent import Illegal, LearnerGames, Opponents
-from agurk_env.spaces import observation_box
 
 
 class AgurkVecEnv(VecEnv):
@@ -37,18 +35,14 @@ class AgurkVecEnv(VecEnv):
         **options: Any,
     ) -> None:
         check_choice("render_mode", render_mode, [None, *RENDER_MODES])
-        self.rules = make_rules(rules, **options)
-        self.games = LearnerGames(self.rules, n_envs, opponents, seat, episode, illegal)
-        self.render_mode = render_mode
+        self.games = LearnerGames(rules, n_envs, opponents, seat, episode, illegal, **options)
+        self.rules, self.render_mode = self.games.rules, render_mode
         self._actions: np.ndarray | None = None
-        super().__init__(n_envs, observation_box(self.rules), gymnasium.spaces.Discrete(self.rules.num_actions))
+        super().__init__(n_envs, self.games.observation_space, self.games.action_space)
 
     def reset(self) -> np.ndarray:
         """Start new matches in every game (seed from :meth:`seed` if set) and return the observations."""
-        seed = self._seeds[0]
-        if seed is None and self.games.state is None:
-            seed = secrets.randbits(63)
-        self.games.reset(seed)
+        self.games.reset(self._seeds[0])
         self._reset_seeds()
         self._reset_options()
         self.reset_infos = [{} for _ in range(self.num_envs)]
