@@ -40,6 +40,7 @@ def test_bench_env_text_names_what_is_missing_and_shows_the_floor(monkeypatch: p
     sb3 = next(line for line in text.splitlines() if line.startswith("sb3_vec_env"))
     assert "n/a" in leduc and "pip install rlcard" in leduc
     assert "n/a" in sb3 and "stable-baselines3" in sb3
+    assert result["gym_vector_steps_per_s"] > 0 and result["gym_vector"]["n_envs"] == 8  # gymnasium needs no SB3
     floor = next(line for line in text.splitlines() if line.startswith("floor"))
     assert f"{result['floor_turns_per_s']:,.0f} turns/s" in floor
 
@@ -47,4 +48,4 @@ def test_bench_env_text_names_what_is_missing_and_shows_the_floor(monkeypatch: p
 def test_bench_env_text_shows_the_floor_beside_leduc(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "env", "--seconds", "0.3", "--n-envs", "8"]) == 0
     out = capsys.readouterr().out
-    assert "floor" in out and "x Leduc" in out and "None" not in out
+    assert "floor" in out and "x Leduc" in out and "None" not in out and "gym_vector_env" in out

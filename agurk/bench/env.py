@@ -1,4 +1,4 @@
-"""Environment throughput: the AEC env beside PettingZoo's ``leduc_holdem_v4``, and the SB3 ``VecEnv``.
+"""Environment throughput: the AEC env beside PettingZoo's ``leduc_holdem_v4``, and the two vector envs.
 
 :func:`bench_env` returns a plain dict (JSON-ready) for ``agurk bench env``. Every
 figure is measured in the same process, one after the other, on one core (the CLI runs it
@@ -118,23 +118,36 @@ def _null_env(players: int = 4, tricks: int = 7, size: int = 0, actions: int = 1
     return wrappers.OrderEnforcingWrapper(NullEnv())
 
 
-def vec_env_steps_per_s(n_envs: int, seconds: float, rules: str = "standard", seed: int = 0) -> dict[str, float]:
-    """``sb3_vec_env(n_envs)`` stepped with random legal learner cards (random opponents) for about ``seconds``.
+def vec_env_steps_per_s(
+    n_envs: int, seconds: float, rules: Any = "standard", seed: int = 0, api: str = "sb3"
+) -> dict[str, float]:
+    """A vector env of ``n_envs`` games stepped with random legal cards (random opponents) for about ``seconds``.
 
-    A learner step is one learner card in one game, with every opponent card up to the
-    learner's next turn, the observation, the auto-reset and the infos.
+    ``api="sb3"`` steps ``sb3_vec_env(n_envs)``, ``api="gymnasium"`` steps
+    ``gymnasium.make_vec("Agurk-v0", num_envs=n_envs)``: two adapters of the same learner
+    games. A learner step is one learner card in one game, with every opponent card up to
+    the learner's next turn, the observation, the auto-reset and the infos.
     """
     from agurk_env import engine
-    from agurk_env.single_agent import sb3_vec_env
 
-    venv = sb3_vec_env(n_envs, rules=rules)
-    venv.seed(seed)
-    venv.reset()
+    if api == "sb3":
+        from agurk_env.single_agent import sb3_vec_env
+
+        venv = sb3_vec_env(n_envs, rules=rules)
+        venv.seed(seed)
+        venv.reset()
+    else:
+        import gymnasium
+
+        from agurk_env import GYMNASIUM_ID
+
+        venv = gymnasium.make_vec(GYMNASIUM_ID, num_envs=n_envs, rules=rules)
+        venv.reset(seed=seed)
     rng = np.random.default_rng(seed)
     steps = episodes = 0
     start = time.perf_counter()
     while True:
-        _obs, _rewards, dones, _infos = venv.step(engine.random_legal(engine.pack(venv.action_masks()), rng))
+        dones = venv.step(engine.random_legal(engine.pack(venv.action_masks()), rng))[2]
         steps += 1
         episodes += int(dones.sum())
         elapsed = time.perf_counter() - start
@@ -150,23 +163,24 @@ def vec_env_steps_per_s(n_envs: int, seconds: float, rules: str = "standard", se
 
 
 def bench_env(seconds: float = 3.0, rules: str = "standard", n_envs: int = 1024, seed: int = 0) -> dict[str, Any]:
-    """AEC turns/s beside ``leduc_holdem_v4`` in the same run, and ``sb3_vec_env`` learner steps/s.
+    """AEC turns/s beside ``leduc_holdem_v4`` in the same run, and the SB3 and gymnasium vector envs' learner steps/s.
 
     Args:
         seconds: Time for each of the four measurements (the three AEC ones taken in turns, see
             :func:`interleaved`).
         rules: The preset the Agurk environments play.
-        n_envs: Games in the measured ``sb3_vec_env``.
+        n_envs: Games in the measured vector envs.
         seed: Seed of the deals and of the random cards.
 
     Returns:
         ``turns_per_s`` (the Agurk AEC env, round episodes), ``leduc_turns_per_s`` (None when
         PettingZoo's classic extras are missing; ``leduc_error`` says why), ``ratio`` (Agurk
         over Leduc), ``sb3_steps_per_s`` and ``sb3_n_envs`` (None and ``sb3_error`` without
-        stable-baselines3), ``floor_turns_per_s`` (a do-nothing AEC env with Agurk's shapes
-        through the same wrapper and loop: no AEC env can beat it) and ``floor_ratio`` (over
-        Leduc), with the raw counts under ``agurk``, ``leduc`` and ``sb3``; ``compile``: the rules kernel's
-        compile or cache load before the timing (None without numba: the engine's NumPy path).
+        stable-baselines3), ``gym_vector_steps_per_s`` (``gymnasium.make_vec``, right after it),
+        ``floor_turns_per_s`` (a do-nothing AEC env with Agurk's shapes through the same
+        wrapper and loop: no AEC env can beat it) and ``floor_ratio`` (over Leduc), with the
+        raw counts under ``agurk``, ``leduc``, ``sb3`` and ``gym_vector``; ``compile``: the rules
+        kernel's compile or cache load before the timing (None without numba: the engine's NumPy path).
     """
     from agurk_env import rules_kernel
     from agurk_env.aec_env import env
@@ -201,4 +215,6 @@ def bench_env(seconds: float = 3.0, rules: str = "standard", n_envs: int = 1024,
         result.update(sb3_steps_per_s=None, sb3_n_envs=n_envs, sb3_error=f"{e}")
     else:
         result.update(sb3_steps_per_s=vec["steps_per_s"], sb3_n_envs=n_envs, sb3=vec)
+    gym = vec_env_steps_per_s(n_envs, seconds, rules, seed, api="gymnasium")
+    result.update(gym_vector_steps_per_s=gym["steps_per_s"], gym_vector=gym)
     return result

@@ -87,12 +87,13 @@ def add_parser(sub: Any) -> None:
     )
     b = bench_sub.add_parser(
         "env",
-        help="environment speed: AEC turns/s beside PettingZoo's leduc_holdem_v4, and sb3_vec_env steps/s",
+        help="environment speed: AEC turns/s beside PettingZoo's leduc_holdem_v4, and the vector envs' steps/s",
         formatter_class=Formatter,
         description=(
             "Plays random legal turns through the PettingZoo AEC env (one game) and through PettingZoo's\n"
             "leduc_holdem_v4 with the same loop, in this process, for about --seconds each, then steps\n"
-            "sb3_vec_env (--n-envs games on the batched engine) with random opponents."
+            "sb3_vec_env (--n-envs games on the batched engine) with random opponents, then the same\n"
+            "games through gymnasium.make_vec (the gymnasium VectorEnv)."
         ),
         epilog="examples:\n  agurk bench env\n  agurk bench env --seconds 10 --json",
     )
@@ -100,9 +101,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument(
         "--seconds", metavar="S", type=POSITIVE, default=3.0, help="time per measurement (%(type)s; default: 3)"
     )
-    b.add_argument(
-        "--n-envs", metavar="N", type=COUNT, default=1024, help="sb3_vec_env games (%(type)s; default: 1024)"
-    )
+    b.add_argument("--n-envs", metavar="N", type=COUNT, default=1024, help="vector env games (%(type)s; default: 1024)")
     b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (%(type)s; default: 0)")
     b.add_argument("--json", action="store_true", help="print one JSON object with every figure")
     b = bench_sub.add_parser(
@@ -307,6 +306,8 @@ def env_lines(result: dict[str, Any], table: str) -> list[str]:
     )
     sb3, games = rate("sb3_steps_per_s", "sb3_error"), result["sb3_n_envs"]
     lines.append(f"sb3_vec_env    {sb3} learner steps/s ({games} games, random opponents)")
+    gym = result["gym_vector_steps_per_s"]
+    lines.append(f"gym_vector_env {gym:>12,.0f} learner steps/s (gymnasium.make_vec, the same {games} games)")
     return lines
 
 
