@@ -428,7 +428,9 @@ class AgurkVectorEnv(VectorEnv):
 
 def _add_info(infos: dict[str, Any], key: str, values: np.ndarray, flags: np.ndarray) -> None:
     """Put ``values`` of the games in ``flags`` under ``key`` (others zero) and ``flags`` under ``_key``, if any."""
-    if flags.any():
+    if flags.all():
+        infos[key], infos[f"_{key}"] = values, flags.copy()
+    elif flags.any():
         infos[key] = np.where(flags.reshape(-1, *[1] * (values.ndim - 1)), values, np.zeros_like(values))
         infos[f"_{key}"] = flags.copy()
 

@@ -23,8 +23,9 @@ def _bash_lines(path: Path) -> list[str]:
 
 def test_the_doc_has_its_examples_of_at_most_ten_lines() -> None:
     blocks = _python_blocks(DOC)
-    assert len(blocks) == 3
-    assert "agent_iter" in blocks[0] and "MaskablePPO" in blocks[1] and "AgurkRewardWrapper" in blocks[2]
+    assert len(blocks) == 4
+    assert "agent_iter" in blocks[0] and "MaskablePPO" in blocks[1] and "make_vec" in blocks[2]
+    assert "AgurkRewardWrapper" in blocks[3]
     for block in blocks:
         code = [line for line in block.splitlines() if line.strip() and not line.startswith(("import", "from"))]
         assert len(code) <= 10
@@ -52,13 +53,17 @@ def test_the_readme_is_a_front_door() -> None:
     assert len(README.read_text().splitlines()) <= 300
 
 
-@pytest.mark.parametrize("index", [0, 1, 2], ids=["pettingzoo_loop", "maskable_ppo", "reward_wrapper"])
+@pytest.mark.parametrize(
+    "index", [0, 1, 2, 3], ids=["pettingzoo_loop", "maskable_ppo", "gymnasium_vector", "reward_wrapper"]
+)
 def test_example_runs(index: int, capsys: pytest.CaptureFixture[str]) -> None:
-    if index >= 1:
+    if index in (1, 3):
         import torch
 
         torch.set_num_threads(1)
     exec(compile(_python_blocks(DOC)[index], f"{DOC}:block{index}", "exec"), {"__name__": "__doc_example__"})
+    out = capsys.readouterr().out
     if index == 0:
-        out = capsys.readouterr().out
         assert "round over" in out and "last trick" in out
+    if index == 2:
+        assert "rounds ended" in out and not out.startswith("0 ")
