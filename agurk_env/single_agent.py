@@ -315,16 +315,22 @@ class AgurkEnv(gymnasium.Env):
 
     def render(self) -> str | None:
         """The table as text (``"ansi"``) or printed (``"human"``)."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
-            return None
-        if self.games.state is None:
-            raise RuntimeError("call reset() before render()")
-        text = self.games.render()
-        if self.render_mode == "ansi":
-            return text
-        print(text)
+        texts = _rendered(self.render_mode, self.games)
+        return None if texts is None else texts[0]
+
+
+def _rendered(render_mode: str | None, games: LearnerGames) -> tuple[str, ...] | None:
+    """Every game's table as text (``"ansi"``), or printed (``"human"``); a warning without a render mode."""
+    if render_mode is None:
+        gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
         return None
+    if games.state is None:
+        raise RuntimeError("call reset() before render()")
+    texts = tuple(games.render(g) for g in range(games.n))
+    if render_mode == "ansi":
+        return texts
+    print("\n".join(texts))
+    return None
 
 
 def single_agent_env(
@@ -406,6 +412,8 @@ class AgurkVectorEnv(VectorEnv):
             infos.update(final_obs=final_obs, _final_obs=dones.copy(), final_info=final_info, _final_info=dones.copy())
         _add_info(infos, "action_mask", self.action_masks(), np.ones(n, bool))
         _add_info(infos, "illegal", illegal & ~dones, ~dones)
+        if self.render_mode == "human":
+            self.render()
         return self.games.observe(), rewards, dones, np.zeros(n, bool), infos
 
     def action_masks(self) -> np.ndarray:
@@ -414,16 +422,7 @@ class AgurkVectorEnv(VectorEnv):
 
     def render(self) -> tuple[str, ...] | None:
         """Every game as text (``"ansi"``), or printed (``"human"``)."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
-            return None
-        if self.games.state is None:
-            raise RuntimeError("call reset() before render()")
-        texts = tuple(self.games.render(g) for g in range(self.num_envs))
-        if self.render_mode == "ansi":
-            return texts
-        print("\n".join(texts))
-        return None
+        return _rendered(self.render_mode, self.games)
 
 
 def _add_info(infos: dict[str, Any], key: str, values: np.ndarray, flags: np.ndarray) -> None:
