@@ -23,6 +23,7 @@ from agurk.cli import (
     bench,
     curve,
     evaluate,
+    exploit,
     exploitability,
     play,
     replay,
@@ -70,8 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=Parser)
     commands = (
-        simulate, evaluate, skill_report, sweep, exploitability, agents, zoo, rules, train, curve, play, replay,
-        serve, bench,
+        simulate, evaluate, skill_report, sweep, exploit, exploitability, agents, zoo, rules, train, curve, play,
+        replay, serve, bench,
     )
     for command in commands:
         command.add_parser(sub)
