@@ -392,7 +392,7 @@ class AgurkVectorEnv(VectorEnv):
             seed = int(self.np_random.integers(2**63 - 1))
         self.games.reset(seed)
         infos: dict[str, Any] = {}
-        _add_info(infos, "action_mask", self.action_masks(), np.ones(self.num_envs, bool))
+        _put_info(infos, "action_mask", self.action_masks(), np.ones(self.num_envs, bool))
         return self.games.observe(), infos
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
@@ -407,11 +407,11 @@ class AgurkVectorEnv(VectorEnv):
             for g, last in terminal.items():
                 final_obs[g] = last
             final_info: dict[str, Any] = {}
-            _add_info(final_info, "action_mask", np.zeros((n, self.rules.num_actions), bool), dones)
-            _add_info(final_info, "illegal", illegal & dones, dones)
+            _put_info(final_info, "action_mask", np.zeros((n, self.rules.num_actions), bool), dones)
+            _put_info(final_info, "illegal", illegal & dones, dones)
             infos.update(final_obs=final_obs, _final_obs=dones.copy(), final_info=final_info, _final_info=dones.copy())
-        _add_info(infos, "action_mask", self.action_masks(), np.ones(n, bool))
-        _add_info(infos, "illegal", illegal & ~dones, ~dones)
+        _put_info(infos, "action_mask", self.action_masks(), np.ones(n, bool))
+        _put_info(infos, "illegal", illegal & ~dones, ~dones)
         if self.render_mode == "human":
             self.render()
         return self.games.observe(), rewards, dones, np.zeros(n, bool), infos
@@ -425,7 +425,7 @@ class AgurkVectorEnv(VectorEnv):
         return _rendered(self.render_mode, self.games)
 
 
-def _add_info(infos: dict[str, Any], key: str, values: np.ndarray, flags: np.ndarray) -> None:
+def _put_info(infos: dict[str, Any], key: str, values: np.ndarray, flags: np.ndarray) -> None:
     """Put ``values`` of the games in ``flags`` under ``key`` (others zero) and ``flags`` under ``_key``, if any."""
     if flags.all():
         infos[key], infos[f"_{key}"] = values, flags.copy()
