@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, get_args
+from typing import Literal, Protocol, TypeVar, get_args
 
 RETRIES = 2
 """How many times a failed or lost task is run again before :class:`TaskError`."""
@@ -15,6 +15,13 @@ TaskProgress = Callable[..., None]
 """``progress(units, stage=0)``, called by a task: its work done so far and what it does now."""
 OnProgress = Callable[[list[float], list[int]], None]
 """``on_progress(units, stages)``: every task's latest ``progress`` values, in task order."""
+Job = tuple[object, ...]
+"""One task's picklable arguments (after its ``progress``)."""
+T = TypeVar("T")
+"""What a task returns."""
+T_co = TypeVar("T_co", covariant=True)
+H = TypeVar("H", bound=Hashable)
+"""An executor's handle of a running task."""
 
 
 class TaskError(RuntimeError):
@@ -50,22 +57,25 @@ def one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-class Executor(Protocol):
-    """What the task runner drives: a backend's way to start tasks, wait for them and read their progress."""
+class Executor(Protocol[H, T_co]):
+    """What the task runner drives: a backend's way to start tasks, wait for them and read their progress.
+
+    ``H``: its handles of running tasks; ``T_co``: what the tasks return.
+    """
 
     window: int
     """Tasks in flight at most."""
 
-    def submit(self, index: int) -> Any:
+    def submit(self, index: int) -> H:
         """Start task ``index``; return a handle."""
 
-    def wait(self, handles: set[Any], timeout: float) -> set[Any]:
+    def wait(self, handles: set[H], timeout: float) -> set[H]:
         """The handles among ``handles`` that are done, waiting up to ``timeout`` seconds for one."""
 
-    def result(self, handle: Any) -> Any:
+    def result(self, handle: H) -> T_co:
         """The task's result, or raise its error."""
 
-    def failed(self, handle: Any, error: Exception) -> None:
+    def failed(self, handle: H, error: Exception) -> None:
         """Note a failed task before it is run again (e.g. replace a broken pool)."""
 
     def progress(self) -> tuple[list[float], list[int]]:

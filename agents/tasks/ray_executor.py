@@ -13,11 +13,11 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Generic, cast
 
 import ray
 
-from agents.tasks.backend import BackendError, one_line
+from agents.tasks.backend import BackendError, Job, T, one_line
 
 SEND_EVERY = 0.5
 """Seconds between two progress messages of one task (the last value comes back with the result)."""
@@ -43,7 +43,7 @@ def _check_reachable(address: str) -> None:
         raise BackendError(f"cannot reach the Ray cluster at {address!r} ({reason})") from None
 
 
-def _init_within(seconds: float, **options: Any) -> None:
+def _init_within(seconds: float, **options: object) -> None:
     """``ray.init(**options)``, given up after ``seconds`` (in a thread: the wait stays interruptible by Ctrl-C)."""
     failed: list[BaseException] = []
 
@@ -99,8 +99,12 @@ class _Progress:
 
 @ray.remote(max_retries=0)
 def _ray_task(
-    fn: Callable[..., Any], index: int, job: tuple[Any, ...], initializer: Callable[[], None] | None, sink: Any
-) -> tuple[Any, float, int]:
+    fn: Callable[..., object],
+    index: int,
+    job: Job,
+    initializer: Callable[[], None] | None,
+    sink: ray.actor.ActorHandle,
+) -> tuple[object, float, int]:
     """Run ``fn(progress, *job)``; return its result with the task's last progress values."""
     if initializer is not None:
         initializer()
@@ -118,13 +122,13 @@ def _ray_task(
     return value, *latest
 
 
-class RayExecutor:
+class RayExecutor(Generic[T]):
     """Every task submitted to Ray at once; Ray schedules them on the cluster's CPUs."""
 
     def __init__(
         self,
-        fn: Callable[..., Any],
-        jobs: Sequence[tuple[Any, ...]],
+        fn: Callable[..., T],
+        jobs: Sequence[Job],
         workers: int,
         address: str | None,
         initializer: Callable[[], None] | None,
@@ -133,22 +137,22 @@ class RayExecutor:
         self.fn, self.jobs, self.initializer = fn, jobs, initializer
         self.window = len(jobs)
         self.sink = _Progress.remote(len(jobs))
-        self.index_of: dict[Any, int] = {}
+        self.index_of: dict[ray.ObjectRef, int] = {}
         self.final: dict[int, tuple[float, int]] = {}
 
-    def submit(self, index: int) -> Any:
+    def submit(self, index: int) -> ray.ObjectRef:
         """Submit task ``index``; its object reference is the handle."""
         self.final.pop(index, None)
         ref = _ray_task.remote(self.fn, index, self.jobs[index], self.initializer, self.sink)
         self.index_of[ref] = index
         return ref
 
-    def wait(self, handles: set[Any], timeout: float) -> set[Any]:
+    def wait(self, handles: set[ray.ObjectRef], timeout: float) -> set[ray.ObjectRef]:
         """The finished tasks among ``handles`` after at most ``timeout`` seconds."""
         ready, _ = ray.wait(list(handles), num_returns=len(handles), timeout=timeout)
         return set(ready)
 
-    def result(self, handle: Any) -> Any:
+    def result(self, handle: ray.ObjectRef) -> T:
         """The task's result; a task's own error is raised as it was raised in the task."""
         index = self.index_of.pop(handle)
         try:
@@ -158,9 +162,9 @@ class RayExecutor:
                 raise e.cause from None
             raise
         self.final[index] = (units, stage)
-        return value
+        return cast(T, value)
 
-    def failed(self, handle: Any, error: Exception) -> None:
+    def failed(self, handle: ray.ObjectRef, error: Exception) -> None:
         """Nothing to repair: Ray replaces lost workers itself."""
 
     def progress(self) -> tuple[list[float], list[int]]:

@@ -4,25 +4,36 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from agents.tasks.backend import LOCAL, RETRIES, Backend, BackendError, Executor, OnProgress, TaskError, one_line
+from agents.tasks.backend import (
+    LOCAL,
+    RETRIES,
+    Backend,
+    BackendError,
+    Executor,
+    H,
+    Job,
+    OnProgress,
+    T,
+    TaskError,
+    one_line,
+)
 from agents.tasks.local import Here, Pool
 
 
 def run_tasks(
-    fn: Callable[..., Any],
-    jobs: Sequence[tuple[Any, ...]],
+    fn: Callable[..., T],
+    jobs: Sequence[Job],
     workers: int = 1,
     backend: Backend = LOCAL,
     *,
     names: Sequence[str] | None = None,
     initializer: Callable[[], None] | None = None,
     on_progress: OnProgress | None = None,
-    on_result: Callable[[int, Any], None] | None = None,
+    on_result: Callable[[int, T], None] | None = None,
     keep_going: bool = False,
     every: float = 0.2,
-) -> list[Any]:
+) -> list[T]:
     """``fn(progress, *job)`` for every job on ``backend``; the results in job order.
 
     ``workers`` is the local worker processes (one: this process), or the CPUs of the local
@@ -37,7 +48,6 @@ def run_tasks(
     if not jobs:
         return []
     names = list(names) if names is not None else [f"task {i}" for i in range(len(jobs))]
-    executor: Executor
     if backend.kind == "ray":
         try:
             from agents.tasks.ray_executor import RayExecutor
@@ -46,15 +56,27 @@ def run_tasks(
                 f'the ray backend needs {e.name or "ray"}, from the ray extra: run pip install -e ".[ray]" '
                 "in the root of the clone"
             ) from None
-        executor = RayExecutor(fn, jobs, workers, backend.address, initializer)
-    elif workers <= 1 or len(jobs) <= 1:
-        executor = Here(fn, jobs, on_progress)
-    else:
-        executor = Pool(fn, jobs, min(workers, len(jobs)), initializer)
-    results: list[Any] = [None] * len(jobs)
-    attempts = [0] * len(jobs)
-    queue = deque(range(len(jobs)))
-    running: dict[Any, int] = {}
+        ray = RayExecutor(fn, jobs, workers, backend.address, initializer)
+        return _run(ray, names, keep_going, every, on_result, on_progress)
+    if workers <= 1 or len(jobs) <= 1:  # progress reaches on_progress from the tasks themselves
+        return _run(Here(fn, jobs, on_progress), names, keep_going, every, on_result, None)
+    pool = Pool(fn, jobs, min(workers, len(jobs)), initializer)
+    return _run(pool, names, keep_going, every, on_result, on_progress)
+
+
+def _run(
+    executor: Executor[H, T],
+    names: Sequence[str],
+    keep_going: bool,
+    every: float,
+    on_result: Callable[[int, T], None] | None,
+    on_progress: OnProgress | None,
+) -> list[T]:
+    """Every task of ``names`` on ``executor``, with retries (see :func:`run_tasks`); the results in task order."""
+    results: dict[int, T] = {}
+    attempts = [0] * len(names)
+    queue = deque(range(len(names)))
+    running: dict[H, int] = {}
     failure: tuple[int, Exception] | None = None
     cancel = True
     try:
@@ -77,7 +99,7 @@ def run_tasks(
                 results[index] = value
                 if on_result is not None:
                     on_result(index, value)
-            if on_progress is not None and not isinstance(executor, Here):
+            if on_progress is not None:
                 on_progress(*executor.progress())
         cancel = failure is not None
     finally:
@@ -85,4 +107,4 @@ def run_tasks(
     if failure is not None:
         index, error = failure
         raise TaskError(f"{names[index]} failed {attempts[index]} times; the last time: {one_line(error)}") from error
-    return results
+    return [results[i] for i in range(len(names))]
