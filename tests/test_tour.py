@@ -89,6 +89,7 @@ SHRINK = [
     (r"--budget (full|small)", "--budget smoke"),
     (r"^(agurk skill-report (?!.*--budget).*)$", r"\1 --budget smoke"),  # no --budget: the default, small
     (r"--deals (\d{3,})", "--deals 10"),
+    (r"--decisions (\d{4,})", "--decisions 500"),  # agurk exploit: one update of training
     (r"--seconds \d+", "--seconds 1"),
     (r"^(agurk bench (engine|env|search|train|solver|tournament|operator)(?!.*--seconds).*)$", r"\1 --seconds 1"),
     (r"--positions \d+", "--positions 50"),
