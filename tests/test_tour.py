@@ -6,6 +6,14 @@ each one in order in one scratch folder (``configs/`` linked in), so a command t
 trained run finds the one an earlier command trained, and asserts exit status 0. Only the
 commands in ``SHRINK`` are run smaller (each substitution named there), and only those in
 ``SKIP`` are left out, each with its reason.
+
+Two knobs for working through the slow tour without running it from the start each time:
+``AGURK_TOUR_DIR=PATH`` runs it in that folder (made, and kept afterwards) instead of a fresh
+temporary one; ``AGURK_TOUR_FROM=N`` runs only the commands from index N on and ``AGURK_TOUR_TO=M``
+only those before index M (the index in ``commands()``: ``python tests/test_tour.py`` lists them,
+shrunk or skipped), the others skipped as "outside AGURK_TOUR_FROM/TO". Resuming a failed tour at
+its failing command in the same folder, e.g. ``AGURK_TOUR_DIR=/tmp/tour AGURK_TOUR_FROM=33 python -m
+pytest -m slow tests/test_tour.py -x``. The tour has passed only when it ran whole in a fresh folder.
 """
 
 from __future__ import annotations
@@ -134,15 +142,23 @@ def test_every_printed_command_parses(command: str) -> None:
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One folder for the whole tour (its runs/ shared by the commands in order), configs/ linked in, and the
     checkout's docs/results/ folder made (empty): commands that write the docs' results write there."""
-    folder = tmp_path_factory.mktemp("tour")
-    (folder / "configs").symlink_to(ROOT / "configs")
-    (folder / "docs" / "results").mkdir(parents=True)
+    if os.environ.get("AGURK_TOUR_DIR"):
+        folder = Path(os.environ["AGURK_TOUR_DIR"]).resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+    else:
+        folder = tmp_path_factory.mktemp("tour")
+    if not (folder / "configs").exists():
+        (folder / "configs").symlink_to(ROOT / "configs")
+    (folder / "docs" / "results").mkdir(parents=True, exist_ok=True)
     return folder
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("command", commands())
 def test_the_tour(command: str, scratch: Path) -> None:
+    index = commands().index(command)
+    if not int(os.environ.get("AGURK_TOUR_FROM", "0")) <= index < int(os.environ.get("AGURK_TOUR_TO", "1000000")):
+        pytest.skip("outside AGURK_TOUR_FROM/TO")
     why = skipped(command)
     if why:
         pytest.skip(why)
@@ -151,3 +167,9 @@ def test_the_tour(command: str, scratch: Path) -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     run = subprocess.run(argv, cwd=scratch, input="q\n", capture_output=True, text=True, timeout=900, env=env)
     assert run.returncode == 0, f"{shrunk(command)}\n{run.stderr[-2000:]}"
+
+
+if __name__ == "__main__":  # the tour's commands with their indexes (for AGURK_TOUR_FROM), shrunk or skipped
+    for index, command in enumerate(commands()):
+        why = skipped(command)
+        print(f"{index:>3}  {command if why else shrunk(command)}" + (f"  [skipped: {why}]" if why else ""))
