@@ -12,11 +12,13 @@ from typing import Any
 from agurk.cli.common import (
     COUNT,
     POSITIVE,
-    SEED,
     CliError,
     Formatter,
     Parser,
+    Subcommands,
+    add_json,
     add_rules_options,
+    add_seed,
     arg_type,
     resolve_rules,
     rules_label,
@@ -24,7 +26,7 @@ from agurk.cli.common import (
 from agurk.web import MAX_GAMES, MAX_SECONDS
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``agurk bench`` and its benchmarks on the subcommands ``sub``."""
     p = sub.add_parser(
         "bench",
@@ -42,6 +44,21 @@ def add_parser(sub: Any) -> None:
     )
     bench_sub = p.add_subparsers(dest="bench", metavar="BENCH", title="benchmarks", parser_class=Parser)
     p.set_defaults(func=run, bench_parser=p)
+    for add in (
+        _add_engine,
+        _add_env,
+        _add_search,
+        _add_train,
+        _add_solver,
+        _add_tournament,
+        _add_serve,
+        _add_operator,
+    ):
+        add(bench_sub)
+
+
+def _add_engine(bench_sub: Subcommands) -> None:
+    """``agurk bench engine``."""
     b = bench_sub.add_parser(
         "engine",
         help="card plays per second: batched engine vs scalar reference",
@@ -77,14 +94,12 @@ def add_parser(sub: Any) -> None:
         default=None,
         help="how long to run the scalar reference (%(type)s; default: min(--seconds, 3))",
     )
-    b.add_argument(
-        "--seed", metavar="S", type=SEED, default=0, help="seed of the deals and the random play (%(type)s; default: 0)"
-    )
-    b.add_argument(
-        "--json",
-        action="store_true",
-        help="print one JSON object (plays_per_s, reference_plays_per_s, ratio, batch, bytes_per_game, rules, ...)",
-    )
+    add_seed(b, "the deals and the random play")
+    add_json(b, "every figure (plays_per_s, reference_plays_per_s, ratio, batch, bytes_per_game, rules, ...)")
+
+
+def _add_env(bench_sub: Subcommands) -> None:
+    """``agurk bench env``."""
     b = bench_sub.add_parser(
         "env",
         help="environment speed: AEC turns/s beside PettingZoo's leduc_holdem_v4, and the vector envs' steps/s",
@@ -102,8 +117,12 @@ def add_parser(sub: Any) -> None:
         "--seconds", metavar="S", type=POSITIVE, default=3.0, help="time per measurement (%(type)s; default: 3)"
     )
     b.add_argument("--n-envs", metavar="N", type=COUNT, default=1024, help="vector env games (%(type)s; default: 1024)")
-    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (%(type)s; default: 0)")
-    b.add_argument("--json", action="store_true", help="print one JSON object with every figure")
+    add_seed(b, "the deals")
+    add_json(b, "every figure")
+
+
+def _add_search(bench_sub: Subcommands) -> None:
+    """``agurk bench search``."""
     b = bench_sub.add_parser(
         "search",
         help="decisions per second of a search agent (pimc by default)",
@@ -125,8 +144,12 @@ def add_parser(sub: Any) -> None:
     b.add_argument(
         "--batch", metavar="B", type=COUNT, default=64, help="games per batched call (%(type)s; default: 64)"
     )
-    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (%(type)s; default: 0)")
-    b.add_argument("--json", action="store_true", help="print one JSON object")
+    add_seed(b, "the deals")
+    add_json(b, "every figure")
+
+
+def _add_train(bench_sub: Subcommands) -> None:
+    """``agurk bench train``."""
     b = bench_sub.add_parser(
         "train",
         help="learner decisions per second: the PPO trainer vs SB3 MaskablePPO, same network",
@@ -144,13 +167,12 @@ def add_parser(sub: Any) -> None:
         "--seconds", metavar="S", type=POSITIVE, default=20.0, help="time per trainer (%(type)s; default: 20)"
     )
     b.add_argument("--threads", metavar="N", type=COUNT, default=1, help="torch threads (%(type)s; default: 1)")
-    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed (%(type)s; default: 0)")
-    b.add_argument(
-        "--json",
-        action="store_true",
-        help="print one JSON object (decisions_per_s, sb3_decisions_per_s, ratio, ...) as the last line",
-    )
+    add_seed(b, "the deals")
+    add_json(b, "every figure (decisions_per_s, sb3_decisions_per_s, ratio, ...) on the last line")
 
+
+def _add_solver(bench_sub: Subcommands) -> None:
+    """``agurk bench solver``."""
     b = bench_sub.add_parser(
         "solver",
         help="ms per whole deal of the exact round solver (numba and pure Python); PIMC on it: decisions/s",
@@ -184,9 +206,12 @@ def add_parser(sub: Any) -> None:
         default=20.0,
         help="time per pure-Python configuration (%(type)s; default: 20)",
     )
-    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals (%(type)s; default: 0)")
-    b.add_argument("--json", action="store_true", help="print one JSON object (its last stdout line)")
+    add_seed(b, "the deals")
+    add_json(b, "every figure (on the last line of stdout)")
 
+
+def _add_tournament(bench_sub: Subcommands) -> None:
+    """``agurk bench tournament``."""
     b = bench_sub.add_parser(
         "tournament",
         help="seconds of one tournament: one process, local worker processes, a local Ray instance",
@@ -205,10 +230,8 @@ def add_parser(sub: Any) -> None:
     b.add_argument(
         "--workers", metavar="W", type=COUNT, default=2, help="worker processes / Ray CPUs (%(type)s; default: 2)"
     )
-    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals (%(type)s; default: 0)")
-    b.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_serve_parser(bench_sub)
-    _add_operator_parser(bench_sub)
+    add_seed(b, "the deals")
+    add_json(b, "every figure")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -362,7 +385,11 @@ def _solver(args: argparse.Namespace) -> int:
 
     result = pinned(
         bench_solver,
-        seconds=args.seconds, deals=args.deals, seed=args.seed, decisions=args.decisions, worlds=args.worlds
+        seconds=args.seconds,
+        deals=args.deals,
+        seed=args.seed,
+        decisions=args.decisions,
+        worlds=args.worlds,
     )
     if args.json:
         print(json.dumps(result))
@@ -419,7 +446,7 @@ def _tournament(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_serve_parser(bench_sub: Any) -> None:
+def _add_serve(bench_sub: Subcommands) -> None:
     """Register ``agurk bench serve``: the loopback load test of ``agurk serve`` (:mod:`agurk.web.load`)."""
     b = bench_sub.add_parser(
         "serve",
@@ -468,10 +495,8 @@ def _add_serve_parser(bench_sub: Any) -> None:
         default=900.0,
         help="time limit (%(type)s; default: 900)",
     )
-    b.add_argument(
-        "--seed", metavar="S", type=SEED, default=0, help="seed of the deals and the cards (%(type)s; default: 0)"
-    )
-    b.add_argument("--json", action="store_true", help="print one JSON object")
+    add_seed(b, "the deals and the cards")
+    add_json(b, "every figure")
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -529,7 +554,7 @@ def _serve(args: argparse.Namespace) -> int:
     return 1 if lost else 0
 
 
-def _add_operator_parser(bench_sub: Any) -> None:
+def _add_operator(bench_sub: Subcommands) -> None:
     """Register ``agurk bench operator``."""
     b = bench_sub.add_parser(
         "operator",
@@ -569,14 +594,14 @@ def _add_operator_parser(bench_sub: Any) -> None:
         default=[False, True],
         help="uniform worlds (off) and/or belief-weighted (on), each measured (default: off,on)",
     )
-    b.add_argument("--seed", metavar="S", type=SEED, default=0, help="seed of the deals (%(type)s; default: 0)")
-    b.add_argument("--json", action="store_true", help="print one JSON object")
+    add_seed(b, "the deals")
+    add_json(b, "every figure")
 
 
 def _operator(args: argparse.Namespace) -> int:
     """The rollout operator's true-deal gain over its policy (agurk.bench.operator)."""
     if importlib.util.find_spec("torch") is None:
-        raise CliError("agurk bench operator needs torch: pip install -e \".[rl]\"")
+        raise CliError('agurk bench operator needs torch: pip install -e ".[rl]"')
     from agents.policy import CheckpointError
     from agurk.bench.engine import pinned
     from agurk.bench.operator import bench_operator

@@ -13,7 +13,7 @@ import sys
 import typing
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeAlias
 
 from agurk_env.atomic import atomic_write_text
 from agurk_env.options import Bounds, Option, OptionError, split_assignment, split_list
@@ -65,6 +65,8 @@ def arg_type(kind: Any, **bounds: float) -> Callable[[str], Any]:
     return convert
 
 
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+"""The subcommands object each command's ``add_parser`` registers itself on."""
 SEED = arg_type(int, low=0)
 """``type=`` of every ``--seed``: an integer >= 0 (what ``numpy.random.default_rng`` takes)."""
 COUNT = arg_type(int, low=1)
@@ -110,6 +112,30 @@ def add_rules_options(p: argparse.ArgumentParser, positional: bool = False) -> N
     if not positional:
         p.add_argument("--rules", metavar="PRESET", default="standard", help=RULES_HELP)
     p.add_argument("--set", metavar="OPTION=VALUE", action="append", default=[], help=SET_HELP)
+
+
+def add_seed(p: argparse.ArgumentParser, of: str, default: int = 0) -> None:
+    """Add ``--seed S``, the seed of ``of`` (every command's seed is declared here)."""
+    p.add_argument(
+        "--seed", metavar="S", type=SEED, default=default, help=f"seed of {of} (%(type)s; default: {default})"
+    )
+
+
+def add_json(p: argparse.ArgumentParser, what: str, to_file: bool = False, then: str = "") -> None:
+    """Add ``--json``: print ``what`` as one JSON object (a flag), or with ``to_file`` also write it to ``FILE``.
+
+    ``then``: what else ``--json -`` does, after "'-' prints it to stdout" (e.g. " and the table to stderr").
+    """
+    if to_file:
+        help_text = f"also write {what} as JSON; '-' prints it to stdout{then}"
+        p.add_argument("--json", metavar="FILE", default=None, help=help_text)
+    else:
+        p.add_argument("--json", action="store_true", help=f"print {what} as one JSON object")
+
+
+def add_quiet(p: argparse.ArgumentParser, what: str) -> None:
+    """Add ``-q/--quiet``, which leaves out ``what`` (a progress bar, lines, tables)."""
+    p.add_argument("-q", "--quiet", action="store_true", help=f"no {what}")
 
 
 def warn_other_players(specs: Iterable[str], rules: Rules) -> None:

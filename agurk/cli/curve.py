@@ -12,10 +12,12 @@ from typing import Any
 from agurk.cli.common import (
     COUNT,
     PROG,
-    SEED,
     CliError,
     Formatter,
+    Subcommands,
     add_backend_options,
+    add_quiet,
+    add_seed,
     backend_of,
     require_rl,
     stderr_console,
@@ -25,7 +27,7 @@ from agurk.cli.stop_signals import stopped
 from agurk_env.options import split_list
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``agurk curve`` on the subcommands ``sub``."""
     p = sub.add_parser(
         "curve",
@@ -65,9 +67,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--deals", metavar="D", type=COUNT, default=200, help="duplicate deals per point (%(type)s; default: 200)"
     )
-    p.add_argument(
-        "--seed", metavar="S", type=SEED, default=1, help="seed of the deals and agents (%(type)s; default: 1)"
-    )
+    add_seed(p, "the deals and agents", default=1)
     p.add_argument(
         "--players", metavar="N", type=int, default=None, help="table size (default: the run's first player count)"
     )
@@ -83,7 +83,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--force", action="store_true", help="move a --out folder that is not empty aside to DIR.old-<date>-<time>"
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    add_quiet(p, "progress lines")
     p.set_defaults(func=run)
 
 
@@ -141,9 +141,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with task_errors():
-            curve = learning_curve(
-                folder, opponents, args.deals, args.seed, rules.players, workers, backend, on_point
-            )
+            curve = learning_curve(folder, opponents, args.deals, args.seed, rules.players, workers, backend, on_point)
             beside = [
                 learning_curve(other, opponents, args.deals, args.seed, rules.players, workers, backend, on_point)
                 for other in args.beside

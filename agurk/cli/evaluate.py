@@ -10,12 +10,15 @@ from typing import Any
 
 from agurk.cli.common import (
     COUNT,
-    SEED,
     CliError,
     Formatter,
     MatchProgress,
+    Subcommands,
     add_backend_options,
+    add_json,
+    add_quiet,
     add_rules_options,
+    add_seed,
     backend_of,
     output_file,
     resolve_rules,
@@ -32,7 +35,7 @@ DEFAULT_EVAL_BATCH = 4096
 """``evaluate --batch`` default: matches played side by side in each rotation."""
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``agurk evaluate`` on the subcommands ``sub``."""
     from agents.seatings import SEATINGS
     from agents.tournament_stats import UNITS
@@ -86,16 +89,8 @@ def add_parser(sub: Any) -> None:
         required=True,
         help="number of deals (%(type)s); each is played once per seat",
     )
-    p.add_argument(
-        "--seed", metavar="S", type=SEED, default=0, help="seed of the deals and agents (%(type)s; default: 0)"
-    )
-    p.add_argument(
-        "--json",
-        metavar="FILE",
-        default=None,
-        help="also write the results as one JSON object (rules, seed, matches, entries, ...); '-' prints it to "
-        "stdout and the table to stderr",
-    )
+    add_seed(p, "the deals and agents")
+    add_json(p, "the results (rules, seed, matches, entries, ...)", to_file=True, then=" and the table to stderr")
     p.add_argument(
         "--batch",
         metavar="B",
@@ -133,7 +128,7 @@ def add_parser(sub: Any) -> None:
         default="auto",
         help="the tables each deal is played at (see above; default: auto)",
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, and no table when --json is given")
+    add_quiet(p, "progress bar, and no table when --json is given")
     p.set_defaults(func=run)
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from agurk.cli.common import CliError, Formatter
+from agurk.cli.common import CliError, Formatter, Subcommands
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``agurk replay`` on the subcommands ``sub``."""
     p = sub.add_parser(
         "replay",

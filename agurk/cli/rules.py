@@ -6,11 +6,19 @@ import argparse
 import json
 from typing import Any
 
-from agurk.cli.common import Formatter, add_rules_options, resolve_rules, rules_label, stdout_console
+from agurk.cli.common import (
+    Formatter,
+    Subcommands,
+    add_json,
+    add_rules_options,
+    resolve_rules,
+    rules_label,
+    stdout_console,
+)
 from agurk_env.rules import PRESETS, Rules
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``agurk rules`` on the subcommands ``sub``."""
     p = sub.add_parser(
         "rules",
@@ -25,7 +33,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("preset", metavar="PRESET", nargs="?", default=None, help="preset to resolve (default: none)")
     add_rules_options(p, positional=True)
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_json(p, "the table")
     p.set_defaults(func=run)
 
 

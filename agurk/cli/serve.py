@@ -6,9 +6,8 @@ import argparse
 import gc
 import importlib.util
 import socket
-from typing import Any
 
-from agurk.cli.common import COUNT, POSITIVE, CliError, Formatter, arg_type
+from agurk.cli.common import COUNT, POSITIVE, CliError, Formatter, Subcommands, arg_type
 
 WEB_INSTALL = 'pip install -e ".[web]"'
 """How to install the web extra in a clone of the repository."""
@@ -25,7 +24,7 @@ def require_web(command: str) -> None:
             raise CliError(f"{command} needs {package}, from the web extra: run {WEB_INSTALL} in the root of the clone")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``agurk serve`` on the subcommands ``sub``."""
     p = sub.add_parser(
         "serve",

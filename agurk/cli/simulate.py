@@ -13,11 +13,13 @@ from typing import IO, Any
 
 from agurk.cli.common import (
     COUNT,
-    SEED,
     CliError,
     Formatter,
     MatchProgress,
+    Subcommands,
+    add_quiet,
     add_rules_options,
+    add_seed,
     json_default,
     output_file,
     resolve_rules,
@@ -29,7 +31,7 @@ from agurk.cli.stop_signals import stopped
 from agurk_env.atomic import atomic_file
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``agurk simulate`` on the subcommands ``sub``."""
     from agurk_env.matches import DEFAULT_BATCH
 
@@ -64,9 +66,7 @@ def add_parser(sub: Any) -> None:
         ),
     )
     p.add_argument("--matches", metavar="N", type=COUNT, required=True, help="number of matches to play (%(type)s)")
-    p.add_argument(
-        "--seed", metavar="S", type=SEED, default=0, help="seed of the deals and agents (%(type)s; default: 0)"
-    )
+    add_seed(p, "the deals and agents")
     p.add_argument(
         "--out",
         metavar="FILE.jsonl",
@@ -87,7 +87,7 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="add to every trick a 'legal' list: the legal cards of each play (larger files, for replay checks)",
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
+    add_quiet(p, "progress bar and no summary line")
     p.set_defaults(func=run)
 
 

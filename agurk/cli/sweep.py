@@ -15,7 +15,9 @@ from agurk.cli.common import (
     PROG,
     CliError,
     Formatter,
+    Subcommands,
     add_backend_options,
+    add_quiet,
     backend_of,
     rl_extra_error,
     start_bar,
@@ -26,7 +28,7 @@ from agurk.cli.run_folders import folder_error, moved_text
 from agurk.cli.stop_signals import stopped
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``agurk sweep`` on the subcommands ``sub``."""
     p = sub.add_parser(
         "sweep",
@@ -69,7 +71,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--force", action="store_true", help="move an --out folder that is not this sweep's aside and start afresh"
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or progress lines")
+    add_quiet(p, "progress bar or progress lines")
     p.set_defaults(func=run)
 
 

@@ -8,11 +8,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agurk.cli.common import PROG, SB3_NEEDS, TRAIN_NEEDS, CliError, Formatter, require_rl, stderr_console
+from agurk.cli.common import (
+    PROG,
+    SB3_NEEDS,
+    TRAIN_NEEDS,
+    CliError,
+    Formatter,
+    Subcommands,
+    add_quiet,
+    require_rl,
+    stderr_console,
+)
 from agurk.cli.stop_signals import Signals, signal_number
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``agurk train`` on the subcommands ``sub``."""
     p = sub.add_parser(
         "train",
@@ -74,7 +84,7 @@ def add_parser(sub: Any) -> None:
         default=[],
         help="override a config key (dotted for sections: --set pool.self_play=0.5); repeatable",
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no progress lines")
+    add_quiet(p, "progress bar and no progress lines")
     p.set_defaults(func=run)
 
 

@@ -6,12 +6,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agurk.cli.common import CliError, Formatter
+from agurk.cli.common import CliError, Formatter, Subcommands
 from agurk_env.atomic import atomic_write
 from agurk_env.rules import PRESETS
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``agurk zoo`` on the subcommands ``sub``."""
     p = sub.add_parser(
         "zoo",
