@@ -19,13 +19,14 @@ from __future__ import annotations
 import pickle
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import torch
 from torch import nn
 
 from agurk_env import observation
+from agurk_env.agent import Decision
 
 FORMAT = "agurk-ppo"
 """The ``format`` tag of every checkpoint."""
@@ -213,7 +214,49 @@ def _unreadable(path: Path, error: Exception) -> str:
     return f"is a text file, {NOT_OURS}" if text else f"is {NOT_OURS} (expected a torch zip archive)"
 
 
-def load_checkpoint(path: str | Path) -> dict[str, Any]:
+class Member(TypedDict, total=False):
+    """One source network of a blend or an ensemble file (``agurk zoo export``)."""
+
+    source: str
+    weight: float
+    decisions: int
+    hidden: list[int]  # an ensemble's members after the first
+    model: dict[str, torch.Tensor]
+
+
+class Checkpoint(TypedDict, total=False):
+    """What a checkpoint file holds: the network, and for training runs what ``--resume`` needs.
+
+    ``training.checkpoint.save_checkpoint`` writes it and :func:`load_checkpoint` reads it; a
+    zoo file (``agurk zoo export``) keeps the network, ``config``, the counters and ``strength``.
+    """
+
+    format: str
+    version: int
+    obs_size: int
+    actions: int
+    hidden: list[int]
+    model: dict[str, torch.Tensor]
+    algo: str
+    config: dict[str, Any]  # the run's config as written in YAML (training.config.config_to_dict)
+    global_step: int
+    update: int
+    best_score: float
+    optimizer: dict[str, Any]  # torch's optimizer state_dict
+    pool: dict[str, Any]  # the PPO opponent pool's state
+    rng: dict[str, Any]  # a NumPy bit generator's state
+    torch_rng: torch.Tensor
+    state_critic: dict[str, torch.Tensor]
+    oracle: dict[str, torch.Tensor]
+    sb3_zip: str
+    train_seconds: float
+    wall_seconds: float
+    strength: dict[str, Any]  # the run's evaluation at the exported step
+    blend: list[Member]
+    ensemble: list[Member]
+
+
+def load_checkpoint(path: str | Path) -> Checkpoint:
     """Read a checkpoint written by :func:`save_checkpoint`; raise :class:`CheckpointError` if it is not one."""
     path = Path(path)
     if path.is_dir():
@@ -246,7 +289,7 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def net_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint") -> PolicyNet | Ensemble:
+def net_from_checkpoint(data: Checkpoint, path: str | Path = "checkpoint") -> PolicyNet | Ensemble:
     """The :class:`PolicyNet` stored in a loaded checkpoint, or the :class:`Ensemble` an ensemble file holds.
 
     An ensemble file (``agurk zoo export --ensemble``) is its first member's checkpoint with
@@ -254,13 +297,13 @@ def net_from_checkpoint(data: dict[str, Any], path: str | Path = "checkpoint") -
     after the first their ``hidden`` and ``model``.
     """
     members = data.get("ensemble")
-    nets = [_network(data, path)] + [_network({**data, **m}, path) for m in (members or [])[1:]]
+    nets = [_network(data, path)] + [_network(Checkpoint(**{**data, **m}), path) for m in (members or [])[1:]]
     if not members:
         return nets[0]
     return Ensemble(nets, [float(m["weight"]) for m in members]).eval()
 
 
-def _network(data: dict[str, Any], path: str | Path) -> PolicyNet:
+def _network(data: Checkpoint, path: str | Path) -> PolicyNet:
     """The one network of ``data``'s ``hidden`` and ``model``."""
     try:
         net = PolicyNet(int(data["obs_size"]), int(data["actions"]), [int(h) for h in data["hidden"]])
@@ -333,7 +376,7 @@ class PolicyAgent:
         logp = masked_log_softmax(logits, torch.from_numpy(legal).to(self.device))
         return sample(logp, self.greedy, self._gen).cpu().numpy().astype(np.int64)
 
-    def act(self, decision: Any) -> np.ndarray:
+    def act(self, decision: Decision) -> np.ndarray:
         """The policy's card in each game of an :class:`agurk_env.agent.Decision`."""
         return self.act_obs(decision.obs, decision.legal)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -13,7 +12,7 @@ from agurk_env.atomic import atomic_write
 from training.config import Config, ConfigError
 
 
-def save_checkpoint(path: str | Path, net: PolicyNet, **extra: Any) -> None:
+def save_checkpoint(path: str | Path, net: PolicyNet, **extra: object) -> None:
     """Write ``net`` and ``extra`` (optimizer state, counters, ...) to ``path`` atomically."""
     payload = {
         "format": FORMAT,

@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from agents.guided import improve
-from agents.policy import PolicyNet, masked_log_softmax, pad_legal
+from agents.policy import Checkpoint, PolicyNet, masked_log_softmax, pad_legal
 from agents.tasks import Backend, run_tasks
 from agurk_env import engine, observation
 from agurk_env.agent import Decision
@@ -201,7 +201,7 @@ def fit(cfg: Config, net: PolicyNet, opt: torch.optim.Optimizer, data: Data, gen
 class ExpertTrainer:
     """The ``algo: expert`` trainer behind ``agurk train``: generations, training, checkpoints (see the module)."""
 
-    def __init__(self, cfg: Config, resume: dict[str, Any] | None = None) -> None:
+    def __init__(self, cfg: Config, resume: Checkpoint | None = None) -> None:
         self.cfg = cfg
         if cfg.threads:
             torch.set_num_threads(cfg.threads)

@@ -70,6 +70,7 @@ import torch
 from torch import nn
 
 from agents.policy import (
+    Checkpoint,
     CheckpointError,
     PolicyAgent,
     PolicyNet,
@@ -406,7 +407,14 @@ def env_step(
 
     if not learns.all():
         owner = np.where(learns, -1, t.opponent)
-        theirs = dispatch(rules, st, bits, pool.players, owner, obs=lambda games: obs[row_of[games]])
+
+        def opponent_obs(games: np.ndarray) -> np.ndarray:
+            """Observations of ``games`` for an opponent that reads them: the ones above, else computed here."""
+            if wants_obs[games].all():
+                return obs[row_of[games]]
+            return observation.observe(rules, st.take(games))  # a registry network (ppo:PATH, zoo) in the pool
+
+        theirs = dispatch(rules, st, bits, pool.players, owner, obs=opponent_obs)
         actions = np.where(learns, actions, theirs)
 
     st = engine.play(rules, st, actions)
@@ -576,7 +584,7 @@ class PPOTrainer:
     ``resume``: a checkpoint to continue (its network, optimizer, pool and counters).
     """
 
-    def __init__(self, cfg: Config, resume: dict[str, Any] | None = None) -> None:
+    def __init__(self, cfg: Config, resume: Checkpoint | None = None) -> None:
         self.cfg = cfg
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
@@ -683,7 +691,7 @@ class PPOTrainer:
             "torch_rng": self.gen.get_state(),
         }
 
-    def restore(self, data: dict[str, Any]) -> None:
+    def restore(self, data: Checkpoint) -> None:
         """Continue from a checkpoint's network (and ``full_info`` critic), optimizer, pool and counters."""
         self.net.load_state_dict(data["model"])
         if self.critic is not None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.policy import CheckpointError, load_checkpoint
+from agents.policy import Checkpoint, CheckpointError, load_checkpoint
 from training.config import Config, ConfigError, config_from_dict, config_to_dict, load_config
 from training.run_folder import CHECKPOINTS, RunFolderError, check_not_in_use
 
@@ -91,7 +91,7 @@ def config_changes(saved: dict[str, Any], cfg: Config) -> list[str]:
 class Resume:
     """A checked resume: the checkpoint, the game differences allowed (``new_game``), the other changed keys."""
 
-    data: dict[str, Any]
+    data: Checkpoint
     forced: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from training import evaluation
 from training.config import Config, ConfigError
@@ -38,6 +38,9 @@ from training.schedule import (
     make_trainer,
     resumed_clock,
 )
+
+if TYPE_CHECKING:
+    from agents.policy import Checkpoint  # torch
 
 
 def check_device(cfg: Config) -> None:
@@ -93,7 +96,7 @@ def train_to_file(
 def execute(
     cfg: Config,
     out: Path,
-    resume: dict[str, Any] | None,
+    resume: Checkpoint | None,
     progress: ProgressSink | None = None,
     stops: Stops | None = None,
 ) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
-from agents.policy import CheckpointError, PolicyNet, Trunk
+from agents.policy import Checkpoint, CheckpointError, PolicyNet, Trunk
 from agents.registry import opponents
 from agurk_env import observation
 from agurk_env.single_agent import sb3_vec_env
@@ -112,7 +112,7 @@ _SB3_NAMES = {
 class Sb3Trainer:
     """The ``algo: sb3`` trainer behind ``agurk train`` (same interface as ``PPOTrainer``)."""
 
-    def __init__(self, cfg: Config, resume: dict[str, Any] | None = None) -> None:
+    def __init__(self, cfg: Config, resume: Checkpoint | None = None) -> None:
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         self.cfg = cfg

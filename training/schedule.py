@@ -14,11 +14,14 @@ import contextlib
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from training import evaluation
 from training.config import Config
 from training.run_folder import Run
+
+if TYPE_CHECKING:
+    from agents.policy import Checkpoint  # torch
 
 STABLE_SCALARS = (
     "charts/SPS",
@@ -210,7 +213,7 @@ class Schedule:
         return summary
 
 
-def resumed_clock(run: Run, resume: dict[str, Any] | None) -> tuple[float, float]:
+def resumed_clock(run: Run, resume: Checkpoint | None) -> tuple[float, float]:
     """The training and wall seconds a run continues from: its checkpoint's (older ones: the last kept copy's)."""
     if resume is None:
         return 0.0, 0.0
@@ -219,7 +222,7 @@ def resumed_clock(run: Run, resume: dict[str, Any] | None) -> tuple[float, float
     return run.kept_seconds()
 
 
-def make_trainer(cfg: Config, resume: dict[str, Any] | None = None) -> Trainer:
+def make_trainer(cfg: Config, resume: Checkpoint | None = None) -> Trainer:
     """The trainer of ``cfg.algo`` (``PPOTrainer``, ``Sb3Trainer``, ``ExpertTrainer``), continuing ``resume``."""
     trainer: type[Trainer]
     if cfg.algo == "sb3":

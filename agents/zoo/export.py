@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import torch
 
-from agents.policy import FORMAT, VERSION, CheckpointError, load_checkpoint
+from agents.policy import FORMAT, VERSION, Checkpoint, CheckpointError, load_checkpoint
 from agents.zoo.shipped import catalogue
 from agurk_env.atomic import atomic_write
 
@@ -73,8 +72,8 @@ def export(
 
 
 def _sources(
-    checkpoint: str | Path, data: dict[str, Any], others: Sequence[tuple[str | Path, float]], same_shape: bool
-) -> list[tuple[str | Path, dict[str, Any], float]]:
+    checkpoint: str | Path, data: Checkpoint, others: Sequence[tuple[str | Path, float]], same_shape: bool
+) -> list[tuple[str | Path, Checkpoint, float]]:
     """``checkpoint`` with the rest of the weight, then ``others``: checked to be single networks of one preset.
 
     ``same_shape`` (a blend) also needs the same hidden widths; an ensemble's members may differ in them.
