@@ -8,7 +8,8 @@ the preset in play, :mod:`agents.zoo`) enters in four places:
 - **Opponent model** (``eval=rollout``, and the rollouts of ``eval=exact``): the round is
   finished from each world and card by the policy playing *every* seat, one batched
   network call per rollout step over all the games, worlds and candidate cards
-  (:func:`policy_rollouts`); the utility is pimc's (round penalty, going out, others out).
+  (:class:`PolicyMoves` in the search's one rollout loop, :func:`agents.search.rollouts`); the
+  utility is pimc's (round penalty, going out, others out).
 - **Prior** over the searcher's own cards: ``prior * log pi(card)`` is added to the mean
   utility (``prior=0``: none), and ``top=K`` searches only the ``K`` most probable legal
   cards. With exact evaluation, cards of equal solver value are settled by the prior
@@ -36,8 +37,8 @@ the preset in play, :mod:`agents.zoo`) enters in four places:
 
 Games with one legal card (or one candidate after ``top``) are answered without search.
 ``guided`` and the rollout operator :func:`improve` are settings of :class:`agents.search.Search`;
-this module adds the policy's parts: its belief (:class:`PolicyBelief`), rollouts
-(:class:`PolicyRollouts`) and prior (:class:`PolicyPrior`).
+this module adds the policy's parts: its belief (:class:`PolicyBelief`), rollout moves
+(:class:`PolicyMoves`) and prior (:class:`PolicyPrior`).
 All games of a decision run as one batch: worlds, rollouts, replays and network calls.
 Measured with the shipped standard policy (README, "Search on a learned policy"), no
 ingredient beats ``pimc:eval=exact``, and the belief costs strength against ``guard``,
@@ -58,9 +59,9 @@ from torch import nn
 from agents import pimc
 from agents.belief import concat, judge_plays, normalised
 from agents.policy import PolicyAgent, masked_log_softmax, pad_legal
-from agents.search import LEAF_AT_LIMIT, Exact, GuidedOptions, Moves, Search, Uniform
+from agents.search import AUTO, Exact, GuidedOptions, Moves, Rollouts, Search, Uniform
 from agents.zoo import ZooAgent
-from agurk_env import engine, solver
+from agurk_env import engine
 from agurk_env.agent import Decision
 from agurk_env.observation import observe
 from agurk_env.rules import Rules
@@ -140,45 +141,6 @@ def policy_moves(
     return cards
 
 
-def policy_rollouts(
-    rules: Rules,
-    net: nn.Module,
-    worlds: engine.State,
-    candidates: np.ndarray,
-    moves: Moves,
-    rng: np.random.Generator,
-    leaf: int | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Play every candidate card in every world and let the policy finish the round; ``(world, card, utility)``.
-
-    ``candidates`` is ``(n, A)`` for the ``n`` worlds. Every seat's move after the card is
-    the policy's (:func:`policy_moves`: one network call per step over every line still in
-    the round). With ``leaf``, a line with at most ``leaf`` tricks left is solved exactly
-    instead (the mover's round penalty on the solver's line).
-    """
-    world, card = np.nonzero(candidates)
-    st = engine.play(rules, worlds.take(world), card)
-    mover = worlds.cur[world].astype(np.int64)
-    utility = np.zeros(world.size)
-    rows = np.arange(world.size)
-    while rows.size:
-        done = st.round_over.copy()
-        if done.any():
-            utility[rows[done]] = pimc.round_utility(rules, st.take(np.flatnonzero(done)), mover[rows[done]])
-        solve = ~done & (rules.hand_size - st.trick_no <= leaf) if leaf else np.zeros_like(done)
-        if solve.any():
-            at = np.flatnonzero(solve)
-            line = solver.solution(rules, st, at).penalties
-            utility[rows[at]] = pimc.penalty_utility(rules, line[np.arange(at.size), mover[rows[at]]])
-        keep = ~(done | solve)
-        if not keep.all():
-            st, rows = st.take(np.flatnonzero(keep)), rows[keep]
-            if not rows.size:
-                break
-        st = engine.play(rules, st, policy_moves(rules, net, st, moves, rng))
-    return world, card, utility
-
-
 def belief_weights(
     rules: Rules, net: nn.Module, worlds: engine.State, per_game: int, floor: float = BELIEF_FLOOR
 ) -> np.ndarray:
@@ -226,14 +188,14 @@ def improve(
     deals of the unseen cards are sampled (:func:`agents.pimc.sample_worlds`), weighted by the
     belief (:func:`belief_weights`) or uniformly, and every candidate card is played in each
     and the round finished ``rollouts`` times by the policy at every seat, the mover's later
-    turns included (:func:`policy_rollouts`): no rollout player sees a hidden card, so the
+    turns included (:class:`PolicyMoves`): no rollout player sees a hidden card, so the
     values carry no strategy fusion, except in the last ``leaf`` tricks where the exact
     solver (every seat seeing all cards) takes over. The ``argmax`` is the improved policy
     (Tesauro & Galperin's rollout); ``agurk train``'s ``algo: expert`` learns from it. A
     :class:`agents.search.Search` without the exact solver or a prior.
     """
     sampler = PolicyBelief(worlds, lambda rules: net, floor) if belief else Uniform(worlds, weighted=True)
-    search = Search(rng, sampler, PolicyRollouts(lambda rules: net, moves), leaf=leaf, repeats=rollouts)
+    search = Search(rng, sampler, Rollouts(PolicyMoves(lambda rules: net, moves), rollouts, leaf))
     return search.values(rules, public, candidates)
 
 
@@ -246,30 +208,28 @@ class PolicyBelief:
     floor: float = BELIEF_FLOOR
 
     def __call__(
-        self, rules: Rules, public: engine.State, exact: np.ndarray, rng: np.random.Generator, truth: Callable
-    ) -> tuple[engine.State, np.ndarray, np.ndarray | None]:
+        self, rules: Rules, public: engine.State, rng: np.random.Generator, truth: Callable
+    ) -> tuple[engine.State, np.ndarray | None]:
         """Sample the worlds (:func:`agents.pimc.sample_worlds`) and weigh them (:func:`belief_weights`)."""
         states = pimc.sample_worlds(rules, public, self.worlds, rng)
-        weights = belief_weights(rules, self.nets(rules), states, self.worlds, self.floor)
-        return states, np.full(public.batch, self.worlds), weights
-
-    def tie_worlds(self, worlds: engine.State) -> engine.State:
-        """The same worlds."""
-        return worlds
+        return states, belief_weights(rules, self.nets(rules), states, self.worlds, self.floor)
 
 
 @dataclass(frozen=True)
-class PolicyRollouts:
-    """The policy plays every seat to the round's end (:func:`policy_rollouts`)."""
+class PolicyMoves:
+    """The policy at every seat of a rollout (:func:`policy_moves`), one network call over the open lines per step."""
 
     nets: Callable[[Rules], nn.Module]
     moves: Moves = "greedy"
 
-    def __call__(
-        self, rules: Rules, worlds: engine.State, candidates: np.ndarray, rng: np.random.Generator, leaf: int | None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The lines of every world and candidate card."""
-        return policy_rollouts(rules, self.nets(rules), worlds, candidates, self.moves, rng, leaf)
+    def __call__(self, rules: Rules, state: engine.State, open: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The policy's card in every open line; the first legal card in the others."""
+        if open.all():
+            return policy_moves(rules, self.nets(rules), state, self.moves, rng)
+        cards = engine.KTH_MEMBER[engine.legal_bits(rules, state), 0].astype(np.int64)
+        at = np.flatnonzero(open)
+        cards[at] = policy_moves(rules, self.nets(rules), state.take(at), self.moves, rng)
+        return cards
 
 
 @dataclass(frozen=True)
@@ -320,17 +280,10 @@ class Guided(Search):
         o = dataclasses.replace(options or GuidedOptions(), **changes)
         self.nets = PolicyNets(net if net is not None else o.policy)
         sampler = PolicyBelief(o.worlds, self.nets, floor) if o.belief else Uniform(o.worlds, weighted=True)
-        super().__init__(
-            rng,
-            sampler,
-            PolicyRollouts(self.nets, o.rollout),
-            Exact(o.out) if o.eval == "exact" else None,
-            o.tricks,
-            tie=o.tie == "rollout",
-            tie_weight=TIE_WEIGHT,
-            leaf=LEAF_AT_LIMIT,
-            prior=PolicyPrior(self.nets, o.prior, o.top),
-            forced=True,
-            spec=spec,
-        )
+        exact = o.eval == "exact"
+        rolled = Rollouts(PolicyMoves(self.nets, o.rollout), leaf=(o.tricks or AUTO) if exact else None)
+        tie = Rollouts(PolicyMoves(self.nets, o.rollout)) if o.tie == "rollout" else None
+        late = Exact(o.out, tie, TIE_WEIGHT) if exact else None
+        prior = PolicyPrior(self.nets, o.prior, o.top)
+        super().__init__(rng, sampler, rolled, late, o.tricks, prior, forced=True, spec=spec)
         self.options = o

@@ -7,8 +7,9 @@ in every world and picks the card with the best mean utility. All games of a dec
 all worlds and all candidate cards run as one batch. A world is valued one of two ways:
 
 - ``rollout``: every legal card is played in every world and the round is finished by a
-  fast rollout policy on the batched engine (:func:`evaluate`); the utility charges the
-  round penalty, going out and the other seats going out (:func:`round_utility`).
+  fast rollout policy on the batched engine (:func:`rollout_action` in the search's one rollout
+  loop, :func:`agents.search.rollouts`); the utility charges the round penalty, going out and
+  the other seats going out (:func:`round_utility`).
 - ``exact``: one call of the exact round solver (:func:`agurk_env.solver.solution`) on
   all the worlds gives the mover's round penalty after each legal card, every player then
   playing the solver's line (each minimising its own round penalty). The utility is the
@@ -33,7 +34,8 @@ rollouts on ``worlds`` copies of it); with ``eval=rollout`` it is the rollout se
 ``worlds`` copies of the true deal, which is also its fallback above :data:`EXACT_TRICKS`.
 
 ``pimc`` and ``oracle`` are settings of :class:`agents.search.Search` (:class:`agents.search.PIMC`,
-:class:`agents.search.Oracle`); this module holds the parts they plug in.
+:class:`agents.search.Oracle`); this module holds the parts they plug in, and the one utility of
+a round penalty (:func:`penalty_utility`) that every search values with.
 """
 
 from __future__ import annotations
@@ -135,9 +137,15 @@ def sample_worlds(rules: Rules, public: engine.State, worlds: int, rng: np.rando
     return engine.set_hands(rules, base, hands)
 
 
-def penalty_utility(rules: Rules, pen: np.ndarray) -> np.ndarray:
-    """Minus the round penalty, scaled by :data:`PENALTY_SCALE`; in lives mode minus 1 for a life lost."""
-    return -(pen > 0).astype(float) if rules.lives else -pen / PENALTY_SCALE
+def penalty_utility(rules: Rules, pen: np.ndarray, lost: np.ndarray | None = None, tie: float = 0.0) -> np.ndarray:
+    """The one utility of a round penalty: minus it / :data:`PENALTY_SCALE`, or in lives mode minus the life lost.
+
+    ``lost`` is a mean of lives lost over worlds (``pen``: their mean penalty), else ``pen > 0``;
+    in lives mode ``tie`` times the penalty is also taken off (:data:`LIVES_TIE`, the exact values').
+    """
+    if not rules.lives:
+        return -pen / PENALTY_SCALE
+    return -((pen > 0).astype(float) if lost is None else lost) - tie * pen
 
 
 def round_utility(rules: Rules, st: engine.State, mover: np.ndarray) -> np.ndarray:
@@ -146,38 +154,6 @@ def round_utility(rules: Rules, st: engine.State, mover: np.ndarray) -> np.ndarr
     out = st.out_now[rows, mover]
     others = st.out_now.sum(1) - out
     return penalty_utility(rules, st.round_penalty[rows, mover]) - OUT_COST * out + OTHERS_OUT_GAIN * others
-
-
-def evaluate(
-    rules: Rules, worlds: engine.State, legal: np.ndarray, policy: str, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Play every legal card in every world and finish the round; ``(world, card, utility)`` per line.
-
-    ``legal`` is ``(n, A)`` for the ``n`` worlds. Utility for the mover: minus its round
-    penalty (scaled to at most 1; in lives mode, 1 for losing a life), minus
-    :data:`OUT_COST` if it goes out, plus :data:`OTHERS_OUT_GAIN` per other seat out.
-    """
-    world, card = np.nonzero(legal)
-    st = engine.play(rules, worlds.take(world), card)
-    mover = worlds.cur[world]
-    utility = np.full(world.size, np.nan)
-    while True:
-        over = st.round_over & np.isnan(utility)
-        if over.any():
-            utility[over] = round_utility(rules, st, mover)[over]
-        if not np.isnan(utility).any():
-            return world, card, utility
-        st = engine.advance(rules, st)  # finished rows play on harmlessly in a new round
-        st = engine.play(rules, st, rollout_action(rules, engine.legal_bits(rules, st), policy, rng))
-
-
-def rollout_utility(
-    rules: Rules, worlds: engine.State, legal: np.ndarray, policy: str, rng: np.random.Generator
-) -> np.ndarray:
-    """``(k, A)`` mean rollout utility (:func:`evaluate`) of each legal card over the game's worlds; -inf if illegal."""
-    per_game = worlds.batch // legal.shape[0]
-    world, card, utility = evaluate(rules, worlds, np.repeat(legal, per_game, axis=0), policy, rng)
-    return np.where(legal, card_means(world, card, utility, legal.shape, per_game), -np.inf)
 
 
 def card_means(
@@ -207,7 +183,7 @@ def exact_utility(rules: Rules, worlds: engine.State, legal: np.ndarray) -> np.n
 
     One solver call values every legal card in every world: the mover's round penalty when
     it plays the card and everyone then plays the solver's line. The utility has the sign
-    of the rollouts' (:func:`evaluate`): minus the mean penalty / :data:`PENALTY_SCALE`, or
+    of the rollouts' (:func:`round_utility`): minus the mean penalty / :data:`PENALTY_SCALE`, or
     in lives mode minus the mean lives lost (the mean penalty times :data:`LIVES_TIE`
     breaking ties), but **without** their going-out terms: the solver values every card
     by the mover's penalty only, and the other seats' penalties (which decide who else
@@ -217,9 +193,7 @@ def exact_utility(rules: Rules, worlds: engine.State, legal: np.ndarray) -> np.n
     ``argmax`` (the lowest card among equals) on a known deal is the solver's best card.
     """
     values = solver_values(rules, worlds, legal)
-    pen = values.mean(1)
-    utility = -(values > 0).mean(1) - LIVES_TIE * pen if rules.lives else -pen / PENALTY_SCALE
-    return np.where(legal, utility, -np.inf)
+    return np.where(legal, penalty_utility(rules, values.mean(1), (values > 0).mean(1), LIVES_TIE), -np.inf)
 
 
 def solver_values(rules: Rules, worlds: engine.State, legal: np.ndarray) -> np.ndarray:
@@ -240,10 +214,7 @@ def exact_values(rules: Rules, worlds: engine.State, legal: np.ndarray, going_ou
     """
     k, a = legal.shape
     values = solver_values(rules, worlds, legal)
-    if rules.lives:
-        utility = -(values > 0).astype(float) - LIVES_TIE * values
-    else:
-        utility = -values / PENALTY_SCALE
+    utility = penalty_utility(rules, values, tie=LIVES_TIE)
     if going_out:
         sp, rows = engine.tables(rules), np.arange(worlds.batch)
         mover = worlds.cur.astype(np.int64)

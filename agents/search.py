@@ -1,4 +1,4 @@
-"""One search over sampled worlds: a world sampler, an evaluator of the candidate cards, a prior; and its settings.
+"""One search over sampled worlds: a world sampler, one evaluator call shape, one rollout loop; and its settings.
 
 A decision draws worlds (deals of the hidden cards) from a **sampler**, values every
 candidate card in every world by an **evaluator**, averages over each game's worlds and
@@ -9,30 +9,34 @@ games, worlds and cards of a decision are one batch.
   :func:`agents.pimc.sample_worlds`), :class:`Resampled` (``pool`` uniform worlds resampled by
   the heuristic player models, :mod:`agents.belief`), :class:`Truth` (the true deal: the
   oracle) and the policy belief of :mod:`agents.guided`.
-- Evaluators: rollouts (:class:`EngineRollouts`, the network-free rollout policy on the
-  engine; :mod:`agents.guided`'s policy rollouts) and :class:`Exact`, the round solver, for
-  games with at most ``tricks`` tricks left; equal best exact values may be settled by
-  rollouts among them (``tie``).
+- Evaluators, all called alike (:class:`Evaluator`, as OpenSpiel's MCTS evaluators are):
+  :class:`Rollouts`, the one rollout loop (:func:`rollouts`) with a move function at every
+  seat (:class:`EngineMoves`, the network-free rollout policy; :mod:`agents.guided`'s policy),
+  and :class:`Exact`, the round solver, whose equal best cards another evaluator may settle.
+  The search values the games with at most ``tricks`` tricks left by its ``late`` evaluator.
+- Utility: :func:`agents.pimc.penalty_utility` (the round penalty / 15, or the life lost),
+  with going out charged and others out credited at a rollout's end (:func:`agents.pimc.round_utility`).
 - Prior: :mod:`agents.guided`'s ``prior * log pi`` of the own card and its ``top`` cards.
 
 ``pimc``, ``oracle`` and ``guided`` are settings of :class:`Search` (:class:`PIMC`,
-:class:`Oracle`, :class:`agents.guided.Guided`), and so is the rollout operator
-of expert iteration (:func:`agents.guided.improve`). Their options are declared here, once
-(:mod:`agurk_env.options`): the registry parses specs with them and ``agurk agents`` lists them.
+:class:`Oracle`, :class:`agents.guided.Guided`), and so are the rollout operator of expert
+iteration (:func:`agents.guided.improve`) and the web hint's values. Their options are declared
+here, once (:mod:`agurk_env.options`): the registry parses specs with them and ``agurk agents``
+lists them.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 import numpy as np
 
 from agents import belief as beliefs
 from agents import pimc
-from agurk_env import engine
+from agurk_env import engine, solver
 from agurk_env.agent import Decision
 from agurk_env.options import check, option
 from agurk_env.rules import Rules
@@ -117,21 +121,12 @@ class GuidedOptions(SearchOptions):
 
 
 class Sampler(Protocol):
-    """Draws the worlds of ``k`` games: ``(worlds game-major, worlds per game (k,), weights (k, W) or None)``."""
+    """Draws the worlds of ``k`` games, the same number per game, game-major: ``(worlds, weights (k, W) or None)``."""
 
     def __call__(
-        self,
-        rules: Rules,
-        public: engine.State,
-        exact: np.ndarray,
-        rng: np.random.Generator,
-        truth: Callable[[], engine.State],
-    ) -> tuple[engine.State, np.ndarray, np.ndarray | None]:
-        """The worlds of the games (``exact``: those valued exactly; ``truth``: the true games, for the oracle)."""
-        ...
-
-    def tie_worlds(self, worlds: engine.State) -> engine.State:
-        """The worlds of a rollout tie-break, from a game's exact worlds."""
+        self, rules: Rules, public: engine.State, rng: np.random.Generator, truth: Callable[[], engine.State]
+    ) -> tuple[engine.State, np.ndarray | None]:
+        """The worlds of the games (``truth``: the true games, for the oracle)."""
         ...
 
 
@@ -143,16 +138,11 @@ class Uniform:
     weighted: bool = False
 
     def __call__(
-        self, rules: Rules, public: engine.State, exact: np.ndarray, rng: np.random.Generator, truth: Callable
-    ) -> tuple[engine.State, np.ndarray, np.ndarray | None]:
+        self, rules: Rules, public: engine.State, rng: np.random.Generator, truth: Callable
+    ) -> tuple[engine.State, np.ndarray | None]:
         """Sample the worlds (:func:`agents.pimc.sample_worlds`)."""
-        k, w = public.batch, self.worlds
-        weights = np.full((k, w), 1.0 / w) if self.weighted else None
-        return pimc.sample_worlds(rules, public, w, rng), np.full(k, w), weights
-
-    def tie_worlds(self, worlds: engine.State) -> engine.State:
-        """The same worlds."""
-        return worlds
+        weights = np.full((public.batch, self.worlds), 1.0 / self.worlds) if self.weighted else None
+        return pimc.sample_worlds(rules, public, self.worlds, rng), weights
 
 
 @dataclass(frozen=True)
@@ -163,76 +153,175 @@ class Resampled:
     pool: int
 
     def __call__(
-        self, rules: Rules, public: engine.State, exact: np.ndarray, rng: np.random.Generator, truth: Callable
-    ) -> tuple[engine.State, np.ndarray, np.ndarray | None]:
+        self, rules: Rules, public: engine.State, rng: np.random.Generator, truth: Callable
+    ) -> tuple[engine.State, np.ndarray | None]:
         """Sample ``pool`` worlds and keep ``worlds`` of them (:func:`agents.belief.resample`)."""
-        k = public.batch
         pool = pimc.sample_worlds(rules, public, self.pool, rng)
         pick = beliefs.resample(beliefs.model_weights(rules, pool, self.pool), self.worlds, rng)
-        return pool.take((np.arange(k)[:, None] * self.pool + pick).ravel()), np.full(k, self.worlds), None
-
-    def tie_worlds(self, worlds: engine.State) -> engine.State:
-        """The same worlds."""
-        return worlds
+        return pool.take((np.arange(public.batch)[:, None] * self.pool + pick).ravel()), None
 
 
 @dataclass(frozen=True)
 class Truth:
-    """The true deal (a cheating reference): once for a game valued exactly, ``worlds`` copies for one rolled out."""
-
-    worlds: int
+    """The true deal, one world per game (a cheating reference; its rollouts repeat it)."""
 
     def __call__(
-        self, rules: Rules, public: engine.State, exact: np.ndarray, rng: np.random.Generator, truth: Callable
-    ) -> tuple[engine.State, np.ndarray, np.ndarray | None]:
-        """Copies of the true games."""
-        per_game = np.where(exact, 1, self.worlds)
-        true = truth()
-        return true.take(np.repeat(np.arange(true.batch), per_game)), per_game, None
-
-    def tie_worlds(self, worlds: engine.State) -> engine.State:
-        """``worlds`` copies of each true deal (the rollouts are random; the deal is not)."""
-        return worlds.take(np.repeat(np.arange(worlds.batch), self.worlds))
+        self, rules: Rules, public: engine.State, rng: np.random.Generator, truth: Callable
+    ) -> tuple[engine.State, np.ndarray | None]:
+        """The true games."""
+        return truth(), None
 
 
-class Rollouts(Protocol):
-    """Plays every candidate card in every world and finishes the round: ``(world, card, utility)`` per line."""
+class Move(Protocol):
+    """A rollout's card for the player to move in every line (lines not ``open``, already valued: any legal card)."""
 
-    def __call__(
-        self, rules: Rules, worlds: engine.State, candidates: np.ndarray, rng: np.random.Generator, leaf: int | None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The lines of every world and candidate (``leaf``: the last tricks solved exactly, or None)."""
+    def __call__(self, rules: Rules, state: engine.State, open: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``(n,)`` a legal card per line."""
         ...
 
 
 @dataclass(frozen=True)
-class EngineRollouts:
-    """The network-free rollout policy on the batched engine (:func:`agents.pimc.evaluate`)."""
+class EngineMoves:
+    """The network-free rollout policy (:func:`agents.pimc.rollout_action`), on every line: cheaper than taking rows."""
 
     policy: Rollout
 
+    def __call__(self, rules: Rules, state: engine.State, open: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The rollout policy's card in every line."""
+        return pimc.rollout_action(rules, engine.legal_bits(rules, state), self.policy, rng)
+
+
+def rollouts(
+    rules: Rules,
+    worlds: engine.State,
+    candidates: np.ndarray,
+    move: Move,
+    rng: np.random.Generator,
+    leaf: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The one rollout loop: each candidate card in each world, ``move`` ending the round; ``(world, card, utility)``.
+
+    ``candidates`` is ``(n, A)`` for the ``n`` worlds. A line's utility is the mover's
+    :func:`agents.pimc.round_utility` when its round ends or, with ``leaf``, the mover's
+    :func:`agents.pimc.penalty_utility` on the exact solver's line once at most ``leaf`` tricks
+    are left. Valued lines play on harmlessly (into a new round) until every line is valued.
+    """
+    world, card = np.nonzero(candidates)
+    st = engine.play(rules, worlds.take(world), card)
+    mover = worlds.cur[world].astype(np.int64)
+    utility = np.full(world.size, np.nan)
+    while True:
+        open_ = np.isnan(utility)
+        over = st.round_over & open_
+        if over.any():
+            utility[over] = pimc.round_utility(rules, st, mover)[over]
+        if leaf:
+            at = np.flatnonzero(open_ & ~over & (rules.hand_size - st.trick_no <= leaf))
+            if at.size:
+                line = solver.solution(rules, st, at).penalties
+                utility[at] = pimc.penalty_utility(rules, line[np.arange(at.size), mover[at]])
+        open_ = np.isnan(utility)
+        if not open_.any():
+            return world, card, utility
+        st = engine.advance(rules, st)
+        st = engine.play(rules, st, move(rules, st, open_, rng))
+
+
+class Evaluator(Protocol):
+    """Values the candidate cards of ``k`` games in their worlds (``W = worlds.batch // k`` each, game-major)."""
+
     def __call__(
-        self, rules: Rules, worlds: engine.State, candidates: np.ndarray, rng: np.random.Generator, leaf: int | None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Roll every line out to the round's end (``leaf`` is not used: these rollouts are cheap)."""
-        return pimc.evaluate(rules, worlds, candidates, self.policy, rng)
+        self,
+        rules: Rules,
+        worlds: engine.State,
+        candidates: np.ndarray,
+        weights: np.ndarray | None,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """``(k, A)`` each candidate's value (``weights`` ``(k, W)``: the worlds' shares, or None); -inf elsewhere."""
+        ...
+
+
+AUTO = "auto"
+"""``Rollouts(leaf=AUTO)``, ``tricks=None``: the exact limit of :func:`agents.pimc.exact_tricks`."""
+
+
+def exact_limit(rules: Rules, tricks: int | str | None) -> int:
+    """The most tricks left solved exactly: ``tricks``, or (None, :data:`AUTO`) :func:`agents.pimc.exact_tricks`."""
+    return pimc.exact_tricks(rules) if tricks in (None, AUTO) else int(tricks)
 
 
 @dataclass(frozen=True)
-class Exact:
-    """The exact round solver's utility of each candidate card, meaned (or weighted) over each game's worlds."""
+class Rollouts:
+    """The mean utility of :func:`rollouts` by ``move``, ``repeats`` per world (the last ``leaf`` tricks solved)."""
 
-    going_out: bool = False
-    """Charge going out where the solver's line puts the mover out (weighted worlds only)."""
+    move: Move
+    repeats: int = 1
+    leaf: int | str | None = None
+    """Tricks left from which a line is solved exactly (:data:`AUTO`: :func:`exact_limit`; None: never)."""
 
     def __call__(
-        self, rules: Rules, worlds: engine.State, candidates: np.ndarray, weights: np.ndarray | None
+        self,
+        rules: Rules,
+        worlds: engine.State,
+        candidates: np.ndarray,
+        weights: np.ndarray | None,
+        rng: np.random.Generator,
     ) -> np.ndarray:
-        """``(k, A)`` utility; -inf off the candidates."""
+        """``(k, A)`` mean (or weighted mean) rollout utility of the candidate cards; -inf elsewhere."""
+        if self.repeats > 1:
+            worlds = worlds.take(np.repeat(np.arange(worlds.batch), self.repeats))
+            weights = None if weights is None else np.repeat(weights, self.repeats, axis=1) / self.repeats
+        per_game = worlds.batch // candidates.shape[0]
+        leaf = None if self.leaf is None else exact_limit(rules, self.leaf)
+        world, card, value = rollouts(rules, worlds, np.repeat(candidates, per_game, axis=0), self.move, rng, leaf)
+        return np.where(candidates, pimc.card_means(world, card, value, candidates.shape, per_game, weights), -np.inf)
+
+
+@dataclass
+class Exact:
+    """The exact round solver's utility, meaned (or weighted) over the worlds; equal best cards settled by ``tie``.
+
+    ``going_out``: charge going out where the solver's line puts the mover out (weighted worlds
+    only). ``tie``: an evaluator of the equal best cards in the same worlds, whose values
+    replace theirs (``tie_weight=None``) or are added with that weight. ``tied`` counts the
+    games whose tie it settled.
+    """
+
+    going_out: bool = False
+    tie: Evaluator | None = None
+    tie_weight: float | None = None
+    tied: int = field(default=0, init=False)
+
+    def __call__(
+        self,
+        rules: Rules,
+        worlds: engine.State,
+        candidates: np.ndarray,
+        weights: np.ndarray | None,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """``(k, A)`` exact utility of the candidate cards; -inf elsewhere."""
         if weights is None:
-            return pimc.exact_utility(rules, worlds, candidates)
-        mean = (weights[:, :, None] * pimc.exact_values(rules, worlds, candidates, self.going_out)).sum(1)
-        return np.where(candidates, mean, -np.inf)
+            utility = pimc.exact_utility(rules, worlds, candidates)
+        else:
+            mean = (weights[:, :, None] * pimc.exact_values(rules, worlds, candidates, self.going_out)).sum(1)
+            utility = np.where(candidates, mean, -np.inf)
+        if self.tie is None:
+            return utility
+        best = np.isclose(utility, utility.max(1, keepdims=True), rtol=0, atol=1e-12) & candidates
+        tied = np.flatnonzero(best.sum(1) > 1)
+        if tied.size:
+            per_game = worlds.batch // candidates.shape[0]
+            rows = (tied[:, None] * per_game + np.arange(per_game)).ravel()
+            w = None if weights is None else weights[tied]
+            rolled = self.tie(rules, worlds.take(rows), best[tied], w, rng)
+            if self.tie_weight is None:
+                utility[tied] = rolled
+            else:
+                utility[tied] = np.where(best[tied], utility[tied] + self.tie_weight * rolled, -np.inf)
+            self.tied += tied.size
+        return utility
 
 
 class Prior(Protocol):
@@ -243,21 +332,14 @@ class Prior(Protocol):
         ...
 
 
-LEAF_AT_LIMIT = "limit"
-"""``Search(leaf=...)``: rollouts hand over to the exact solver at the exact limit (``tricks``)."""
-
-
 class Search:
-    """A search: worlds from ``sampler``, cards valued by ``rollouts`` (and ``exact`` late), plus ``prior``.
+    """A search: worlds from ``sampler``, cards valued by ``evaluator`` (by ``late`` late in the round), plus ``prior``.
 
-    ``exact``: the solver values the games with at most ``tricks`` tricks left (``None``:
-    :func:`agents.pimc.exact_tricks`); ``tie``: equal best exact values are settled by
-    rollouts among them in the same worlds (:meth:`Sampler.tie_worlds`), the rollouts alone
-    (``tie_weight=None``) or added with that weight. ``leaf``: rollouts solve their last
-    ``leaf`` tricks exactly (:data:`LEAF_AT_LIMIT`: ``tricks``). ``forced``: games with one
-    candidate are answered without search. ``repeats``: rollouts per world and card.
-    ``counts`` tallies the games valued each way (``exact``, ``rollout``), the exact games
-    whose tie was rolled out (``tie``) and those answered without search (``forced``).
+    ``late`` values the games with at most ``tricks`` tricks left (``None``:
+    :func:`agents.pimc.exact_tricks`). ``forced``: games with one candidate are answered
+    without search. :attr:`counts` tallies the games valued each way (``rollout`` by
+    ``evaluator``, ``exact`` by ``late``), the late games whose tie was settled (``tie``, an
+    :class:`Exact`'s ``tied``) and those answered without search (``forced``).
     """
 
     sees_all = False
@@ -266,27 +348,21 @@ class Search:
         self,
         rng: np.random.Generator,
         sampler: Sampler,
-        rollouts: Rollouts,
-        exact: Exact | None = None,
+        evaluator: Evaluator,
+        late: Evaluator | None = None,
         tricks: int | None = None,
-        tie: bool = False,
-        tie_weight: float | None = None,
-        leaf: int | str | None = None,
         prior: Prior | None = None,
         forced: bool = False,
-        repeats: int = 1,
         spec: str = "search",
     ) -> None:
-        self.rng, self.sampler, self.rollouts, self.exact, self.tricks = rng, sampler, rollouts, exact, tricks
-        self.tie, self.tie_weight, self.leaf, self.prior, self.forced = tie, tie_weight, leaf, prior, forced
-        self.repeats, self.spec = repeats, spec
-        self.counts = {"exact": 0, "rollout": 0, "tie": 0, "forced": 0}
+        self.rng, self.sampler, self.evaluator, self.late, self.tricks = rng, sampler, evaluator, late, tricks
+        self.prior, self.forced, self.spec = prior, forced, spec
+        self._counts = {"exact": 0, "rollout": 0, "forced": 0}
 
-    def limit(self, rules: Rules) -> int | None:
-        """The most tricks left solved exactly (``None``: no exact evaluation)."""
-        if self.exact is None:
-            return None
-        return pimc.exact_tricks(rules) if self.tricks is None else self.tricks
+    @property
+    def counts(self) -> dict[str, int]:
+        """The games valued by each evaluator, the late ones whose tie was settled, and those without search."""
+        return {**self._counts, "tie": self.late.tied if isinstance(self.late, Exact) else 0}
 
     def act(self, d: Decision) -> np.ndarray:
         """The card of best value per game (the prior's term added)."""
@@ -294,7 +370,7 @@ class Search:
         choice = candidates.argmax(1)
         if self.forced:
             search = np.flatnonzero(candidates.sum(1) > 1)
-            self.counts["forced"] += len(d) - search.size
+            self._counts["forced"] += len(d) - search.size
             if not search.size:
                 return choice
             public = d.public.take(search)
@@ -315,57 +391,23 @@ class Search:
     ) -> np.ndarray:
         """``(k, A)`` each candidate card's value in the ``k`` games (``public``: as the mover sees them); else -inf."""
         k = public.batch
-        limit = self.limit(rules)
-        exact = public.hands[np.arange(k), public.cur].sum(1) <= limit if limit else np.zeros(k, bool)
-        worlds, per_game, weights = self.sampler(rules, public, exact, self.rng, truth or _no_truth)
-        if self.repeats > 1:
-            worlds = worlds.take(np.repeat(np.arange(worlds.batch), self.repeats))
-            per_game = per_game * self.repeats
-            weights = None if weights is None else np.repeat(weights, self.repeats, axis=1) / self.repeats
-        leaf = limit if self.leaf == LEAF_AT_LIMIT else self.leaf
-        start = np.cumsum(per_game) - per_game
+        worlds, weights = self.sampler(rules, public, self.rng, truth or _no_truth)
+        per_game = worlds.batch // k
+        late = np.zeros(k, bool)
+        if self.late is not None:
+            late = public.hands[np.arange(k), public.cur].sum(1) <= exact_limit(rules, self.tricks)
         utility = np.full((k, rules.num_actions), -np.inf)
-        for use_exact in (False, True):
-            games = np.flatnonzero(exact == use_exact)
-            if not games.size:
+        for name, evaluator, mask in (("rollout", self.evaluator, ~late), ("exact", self.late, late)):
+            games = np.flatnonzero(mask)
+            if evaluator is None or not games.size:
                 continue
-            counts = per_game[games]
-            rows = np.repeat(start[games] - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
-            sub, cand = worlds.take(rows), candidates[games]
-            w = None if weights is None else weights[games]
-            if use_exact:
-                utility[games] = self._exact(rules, sub, cand, w)
+            if games.size < k:
+                rows = (games[:, None] * per_game + np.arange(per_game)).ravel()
+                sub, cand, w = worlds.take(rows), candidates[games], None if weights is None else weights[games]
             else:
-                utility[games] = self._rolled(rules, sub, cand, w, leaf)
-            self.counts["exact" if use_exact else "rollout"] += games.size
-        return utility
-
-    def _rolled(
-        self, rules: Rules, worlds: engine.State, cand: np.ndarray, weights: np.ndarray | None, leaf: int | None
-    ) -> np.ndarray:
-        """``(k, A)`` mean (or weighted mean) rollout utility of the candidate cards; -inf elsewhere."""
-        per_game = worlds.batch // cand.shape[0]
-        world, card, value = self.rollouts(rules, worlds, np.repeat(cand, per_game, axis=0), self.rng, leaf)
-        return np.where(cand, pimc.card_means(world, card, value, cand.shape, per_game, weights), -np.inf)
-
-    def _exact(self, rules: Rules, worlds: engine.State, cand: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
-        """``(k, A)`` exact utility of the candidate cards, equal best ones settled by rollouts when :attr:`tie`."""
-        assert self.exact is not None
-        utility = self.exact(rules, worlds, cand, weights)
-        if not self.tie:
-            return utility
-        best = np.isclose(utility, utility.max(1, keepdims=True), rtol=0, atol=1e-12) & cand
-        tied = np.flatnonzero(best.sum(1) > 1)
-        if tied.size:
-            per_game = worlds.batch // cand.shape[0]
-            rows = (tied[:, None] * per_game + np.arange(per_game)).ravel()
-            w = None if weights is None else weights[tied]
-            rolled = self._rolled(rules, self.sampler.tie_worlds(worlds.take(rows)), best[tied], w, None)
-            if self.tie_weight is None:
-                utility[tied] = rolled
-            else:
-                utility[tied] = np.where(best[tied], utility[tied] + self.tie_weight * rolled, -np.inf)
-            self.counts["tie"] += tied.size
+                sub, cand, w = worlds, candidates, weights
+            utility[games] = evaluator(rules, sub, cand, w, self.rng)
+            self._counts[name] += games.size
         return utility
 
     def __repr__(self) -> str:
@@ -389,8 +431,8 @@ class PIMC(Search):
     ) -> None:
         o = dataclasses.replace(options or PimcOptions(), **changes)
         sampler = Uniform(o.worlds) if o.belief == "off" else Resampled(o.worlds, o.pool)
-        exact = Exact() if o.eval == "exact" else None
-        super().__init__(rng, sampler, EngineRollouts(o.rollout), exact, o.tricks, tie=o.tie == "rollout", spec=spec)
+        rolled = Rollouts(EngineMoves(o.rollout))
+        super().__init__(rng, sampler, rolled, _exact(o, rolled), o.tricks, spec=spec)
         self.options = o
 
 
@@ -411,7 +453,11 @@ class Oracle(Search):
         self, rng: np.random.Generator, options: OracleOptions | None = None, spec: str = "oracle", **changes: object
     ) -> None:
         o = dataclasses.replace(options or OracleOptions(), **changes)
-        exact = Exact() if o.eval == "exact" else None
-        rollouts = EngineRollouts(o.rollout)
-        super().__init__(rng, Truth(o.worlds), rollouts, exact, o.tricks, tie=o.tie == "rollout", spec=spec)
+        rolled = Rollouts(EngineMoves(o.rollout), repeats=o.worlds)
+        super().__init__(rng, Truth(), rolled, _exact(o, rolled), o.tricks, spec=spec)
         self.options = o
+
+
+def _exact(o: EngineSearchOptions, rolled: Rollouts) -> Exact | None:
+    """The late evaluator of pimc and the oracle: the solver (``eval=exact``), ties by ``rolled`` (``tie=rollout``)."""
+    return Exact(tie=rolled if o.tie == "rollout" else None) if o.eval == "exact" else None

@@ -3,7 +3,7 @@
 Positions are drawn from the policy's own greedy self-play (every seat the policy, rounds
 played to their end, each decision with a choice kept with probability :data:`KEEP`). At
 each, every legal card is valued **on the true deal** by the same greedy policy rollouts the
-operator uses (:func:`agents.guided.policy_rollouts`): the card's utility when the policy
+operator uses (:class:`agents.guided.PolicyMoves` in :func:`agents.search.rollouts`): the card's utility when the policy
 plays on at every seat. The operator (:func:`agents.guided.improve`) sees only what the mover
 sees, samples ``worlds`` deals (uniform or belief-weighted) and picks its best card; the
 policy picks its greedy card. The **gain** is the mean true-deal utility of the operator's card
@@ -57,14 +57,15 @@ def bench_operator(
     rules: Rules, policy: str, count: int, configs: list[tuple[int, bool]], seed: int
 ) -> dict[str, Any]:
     """The policy's and the operator's true-deal utility per decision, for each ``(worlds, belief)`` in ``configs``."""
-    from agents.guided import PolicyNets, improve, policy_moves, policy_rollouts  # torch
+    from agents.guided import PolicyMoves, PolicyNets, improve, policy_moves  # torch
     from agents.pimc import PENALTY_SCALE
+    from agents.search import rollouts
 
     net = PolicyNets(policy)(rules)
     state = positions(rules, net, count, seed)
     rng = np.random.default_rng([seed, 2])
     legal = engine.unpack(engine.legal_bits(rules, state), rules.num_actions)
-    world, card, value = policy_rollouts(rules, net, state, legal, "greedy", rng)
+    world, card, value = rollouts(rules, state, legal, PolicyMoves(lambda rules: net), rng)
     true = np.full(legal.shape, -np.inf)
     true[world, card] = value
     rows = np.arange(state.batch)

@@ -1,17 +1,21 @@
 """The values behind the hint button: the search's utility of each legal card, from what the mover may know.
 
-The worlds are sampled from the public view (the mover's hand and the public facts only,
-as every fair agent sees them), then valued as ``best``'s search values them: by the exact
-round solver when few enough tricks are left under last-trick scoring, else by rollouts.
+The values are those of ``best``'s search (:func:`agents.best.search_for`) from the public view
+(the mover's hand and the public facts only, as every fair agent sees them): the exact round
+solver when few enough tricks are left under last-trick scoring, else rollouts; equal exact
+values are shown as the solver gives them (``tie=lowest``), not settled by rollouts.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from agents.pimc import PENALTY_SCALE, exact_tricks, exact_utility, rollout_utility, sample_worlds
+from agents.best import search_for
+from agents.pimc import PENALTY_SCALE
+from agents.search import PIMC, PimcOptions
 from agurk_env import engine
 from agurk_env.agent import Decision
+from agurk_env.options import parse
 from agurk_env.rules import CARDS, Rules
 
 HINT_WORLDS = 16
@@ -28,12 +32,10 @@ def search_values(
     reads in penalty points; in lives mode, minus the chance of losing a life.
     """
     d = Decision(rules, state, np.zeros(1, np.int64), bits)
-    sampled = sample_worlds(rules, d.public, worlds, rng)
-    exact = rules.scoring == "last_trick" and int(d.hand.sum()) <= exact_tricks(rules)
-    if exact:
-        utility, method = exact_utility(rules, sampled, d.legal), f"exact solver, {worlds} sampled deals"
-    else:
-        utility, method = rollout_utility(rules, sampled, d.legal, "mixed", rng), f"rollouts, {worlds} sampled deals"
+    options = parse(PimcOptions, search_for(rules).partition(":")[2] or None)
+    search = PIMC(rng, options, worlds=worlds, tie="lowest")
+    utility = search.values(rules, d.public, d.legal)
+    method = f"{'exact solver' if search.counts['exact'] else 'rollouts'}, {worlds} sampled deals"
     scale = 1.0 if rules.lives else PENALTY_SCALE
     legal = np.flatnonzero(d.legal[0]).tolist()
     return method, {CARDS[c]: round(float(utility[0, c]) * scale, 3) for c in legal}
