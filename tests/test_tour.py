@@ -102,7 +102,6 @@ SHRINK = [
     (r"^(agurk bench (engine|env|search|train|solver|tournament|operator)(?!.*--seconds).*)$", r"\1 --seconds 1"),
     (r"--positions \d+", "--positions 50"),
     (r"--suite report", "--suite tiny"),  # the report's table (hours) to the CI test's game
-    (r"--out runs/qs --set total_steps=2000000", "--out runs/qs-help --set total_steps=2000000"),  # runs/qs is taken
 ]
 """Substitutions that make a long command short, each matched on the printed command."""
 

@@ -45,8 +45,8 @@ def add_parser(sub: Subcommands) -> None:
         epilog=(
             "examples:\n"
             "  agurk train configs/quickstart.yaml --set keep_checkpoints=true --set checkpoint_minutes=1 \\\n"
-            "      --out runs/qs\n"
-            "  agurk curve runs/qs --against guard,pimc --deals 200\n"
+            "      --out runs/curve\n"
+            "  agurk curve runs/curve --against guard,pimc --deals 200\n"
             "  agurk curve runs/expert --beside runs/ppo      # expert iteration beside PPO"
         ),
     )

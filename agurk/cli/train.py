@@ -44,11 +44,11 @@ def add_parser(sub: Subcommands) -> None:
         epilog=(
             "examples:\n"
             "  agurk train configs/quickstart.yaml\n"
-            "  agurk train configs/quickstart.yaml --out runs/qs --set total_steps=2000000\n"
-            "  agurk train --resume runs/qs\n"
-            "  agurk train --resume runs/qs --set total_steps=16000000\n"
+            "  agurk train configs/quickstart.yaml --out runs/long --set total_steps=2000000\n"
+            "  agurk train --resume runs/long\n"
+            "  agurk train --resume runs/long --set total_steps=16000000\n"
             "  nohup agurk train configs/standard.yaml --out runs/std > runs/std.log 2>&1 &\n"
-            "  agurk evaluate --agents ppo:runs/qs/checkpoints/best.pt,heuristic,heuristic,heuristic --matches 1000"
+            "  agurk evaluate --agents ppo:runs/long/checkpoints/best.pt,heuristic,heuristic,heuristic --matches 1000"
         ),
     )
     p.add_argument(
