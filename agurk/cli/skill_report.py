@@ -75,7 +75,8 @@ def add_parser(sub: Any) -> None:
             " --out runs/skill-mine\n"
             "  agurk skill-report --budget full --backend ray --ray-address auto --workers 17\n"
             "  agurk skill-report --variants standard,swedish --policy zoo --budget small --out runs/skill-zoo\n"
-            "  agurk skill-report --players 3,4,5,6,8 --hand-sizes 5,6,7 --policy zoo --backend ray"
+            "  agurk skill-report --variants standard,free_choice --players 3,4 --hand-sizes 5,7 --policy zoo \\\n"
+            "    --budget smoke --deals 20 --backend ray      # an atlas of 8 cells, minutes"
         ),
     )
     p.add_argument(
