@@ -1,7 +1,7 @@
 """``agurk play``: a person plays one seat of a whole match against agents, in a plain terminal.
 
-A thin front end on the AEC environment (``episode="match"``): every rule comes from the
-engine. Each turn shows the scores, the trick so far, the hand sorted by strength and the
+A thin front end on :class:`agurk.match.Match` (the web's game is the other): every rule
+comes from the engine. Each turn shows the scores, the trick so far, the hand sorted by strength and the
 legal cards with the reason they are legal; input is read with :func:`input`. A record
 file gets the whole match, or the match so far when the person quits or presses Ctrl-C.
 """
@@ -17,67 +17,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from agents.fit import check_fit
-from agents.registry import make_agent
+from agurk.match import Match, Move, legal_reason, round_summary, sorted_hand, strengths
 from agurk_env import engine
-from agurk_env.aec_env import raw_env
-from agurk_env.agent import decide
 from agurk_env.atomic import atomic_write_text
-from agurk_env.options import split_list
 from agurk_env.render import card_text
 from agurk_env.rules import CARDS, Rules
-
-
-class PlayError(ValueError):
-    """A bad ``agurk play`` argument (one-line message)."""
-
-
-def seat_specs(opponents: str, players: int, seat: int) -> list[str]:
-    """One agent spec per seat, ``"human"`` at ``seat``: one spec for all, or one per other seat."""
-    if not 0 <= seat < players:
-        raise PlayError(f"--seat must be 0..{players - 1}, not {seat}")
-    specs = split_list(opponents)
-    if len(specs) == 1:
-        specs = specs * (players - 1)
-    if len(specs) != players - 1:
-        raise PlayError(f"{len(specs)} opponent specs given for {players - 1} opponents; give one or {players - 1}")
-    return [*specs[:seat], "human", *specs[seat:]]
-
-
-def _strengths(rules: Rules, state: engine.State) -> list[int]:
-    """Per-card strength in game 0's current trick (the last trick may rank the ace low)."""
-    return engine.card_values(rules, state.take(slice(0, 1)))[0][0].tolist()
-
-
-def sorted_hand(rules: Rules, state: engine.State, seat: int) -> list[tuple[int, int]]:
-    """``(card, count)`` of ``seat``'s hand in game 0, weakest first under the current rules."""
-    strength = _strengths(rules, state)
-    counts = state.hands[0, seat].tolist()
-    return sorted(((c, n) for c, n in enumerate(counts) if n), key=lambda cn: strength[cn[0]])
-
-
-def legal_reason(rules: Rules, state: engine.State) -> str:
-    """One line: why the player to move in game 0 may play exactly its legal cards (the engine's reason)."""
-    game = state.take(slice(0, 1))
-    reason = engine.REASONS[int(engine.legal_reason(rules, game)[0])]
-    if reason == "lead":
-        return "you lead: any card"
-    if reason == "twos":
-        return "a 2 was led and you hold a 2: the twos rule forces it"
-    if reason == "locked":
-        how = "led" if rules.ace_lock == "led" else "played"
-        return f"an ace was {how}: it locks the trick, so you must play your lowest card"
-    card, equal_beats = engine.trick_target(rules, game)
-    name = CARDS[int(card[0])] if card[0] >= 0 else "?"
-    what = f"the previous card ({name})" if rules.beat_target == "previous" else f"the highest card so far ({name})"
-    equal = "an equal or higher card" if equal_beats[0] else "a higher card"
-    if reason == "cannot_beat":
-        return f"no card of yours beats {what}: you must play your lowest card"
-    if reason == "nearest":
-        return f"you can beat {what}: you must beat it with the least card that does ({equal} beats)"
-    if reason == "optional":
-        return f"you may beat {what} ({equal} beats) or play your lowest card"
-    return f"you can beat {what}: you must beat it ({equal} beats)"
 
 
 def parse_choice(text: str, hand: list[tuple[int, int]], actions: int) -> int | None:
@@ -110,8 +54,8 @@ def choice_error(text: str, hand: list[tuple[int, int]]) -> str:
     return f"unknown card {escape(word)!r}: type a card name (e.g. 10, K, a) or #number"
 
 
-class Game:
-    """One interactive match: the env, the agents, and what has been shown."""
+class Game(Match):
+    """One interactive match in the terminal: the match, and how its turns and moves are shown."""
 
     def __init__(
         self,
@@ -122,14 +66,9 @@ class Game:
         console: Console | None = None,
         read: Callable[[str], str] = input,
     ) -> None:
-        self.rules, self.seat, self.seed = rules, seat, seed
-        self.specs = seat_specs(opponents, rules.players, seat)
-        self.agents = {s: make_agent(spec, seed, s) for s, spec in enumerate(self.specs) if s != seat}
-        check_fit(self.agents.values(), rules)
-        self.env = raw_env(rules, episode="match")
+        super().__init__(rules, opponents, seat, seed)
         self.console = console or Console(highlight=False, soft_wrap=True)
         self.read = read
-        self.names = [f"P{s} you" if s == seat else f"P{s} {spec}" for s, spec in enumerate(self.specs)]
 
     # ------------------------------------------------------------------ output
 
@@ -194,35 +133,33 @@ class Game:
         self.say(f"why: {legal_reason(self.rules, st)}")
 
     def _legal_names(self, st: engine.State) -> str:
-        strength = _strengths(self.rules, st)
+        strength = strengths(self.rules, st)
         cards = card_text(self.env.legal_bits()).split()
         return " ".join(sorted(cards, key=lambda n: strength[CARDS.index(n)]))
 
-    def _last_trick_text(self, end: engine.State, t: int) -> str:
-        """Who took the last trick, and every seat it charges when several tie on its top rank."""
-        text = f"trick {t + 1} taken by {self._name(int(end.trick_winner[0, t]))}"
-        charged = np.flatnonzero(end.round_penalty[0] > 0).tolist()
+    def _ties_text(self, summary: dict[str, Any]) -> str:
+        """Every seat the last trick charges when several tie on its top rank (``""`` when one or none)."""
+        charged = [s for s, penalty in enumerate(summary["penalties"]) if penalty > 0]
         if self.rules.scoring != "last_trick" or len(charged) < 2:
-            return text
+            return ""
         names = [self._name(s) for s in charged]
         return (
-            f"{text}; {', '.join(names[:-1])} and {names[-1]} played its top rank and each scores it "
+            f"; {', '.join(names[:-1])} and {names[-1]} played its top rank and each scores it "
             "(last_trick_ties=all: every player holding the top rank in the last trick scores)"
         )
 
-    def show_round_end(self, end: engine.State) -> None:
-        """Penalties, scores, lives, who went out or rebought."""
-        r = self.rules
-        self.say(f"[bold]round {int(end.round_no[0]) + 1} over[/bold]")
-        for s in range(r.players):
-            if not (end.alive[0, s] or end.out_now[0, s]):
+    def show_round_end(self, summary: dict[str, Any]) -> None:
+        """Penalties, scores, lives, who went out or rebought (a :func:`agurk.match.round_summary`)."""
+        self.say(f"[bold]round {summary['round']} over[/bold]")
+        for s, played in enumerate(summary["played"]):
+            if not played:
                 continue
-            parts = [f"penalty {int(end.round_penalty[0, s])}", f"score {int(end.scores[0, s])}"]
-            if r.lives:
-                parts.append(f"lives {int(end.lives[0, s])}")
-            if end.out_now[0, s]:
+            parts = [f"penalty {summary['penalties'][s]}", f"score {summary['scores'][s]}"]
+            if "lives" in summary:
+                parts.append(f"lives {summary['lives'][s]}")
+            if s in summary["out"]:
                 parts.append("OUT")
-            if end.rebought_now[0, s]:
+            if s in summary["rebought"]:
                 parts.append("rebought")
             self.say(f"  {self._name(s)}: " + ", ".join(parts))
 
@@ -250,7 +187,6 @@ class Game:
     def ask(self, st: engine.State) -> int | None:
         """Ask the person for a legal card; ``None`` to quit."""
         hand = self.show_hand(st)
-        bits = self.env.legal_bits()
         while True:
             try:
                 text = self.read("your card (name or #number; Q is the queen, q quits)> ")
@@ -262,55 +198,45 @@ class Game:
             card = parse_choice(text, hand, self.rules.num_actions)
             if card is None:
                 self.say(choice_error(text, hand))
-            elif not (bits >> card) & 1:
-                held = any(c == card for c, _ in hand)
-                why = "you may not play" if held else "you do not hold"
-                self.say(f"illegal: {why} {CARDS[card]}")
+            elif (refusal := self.refusal(card)) is not None:
+                self.say(f"illegal: {refusal}")
             else:
                 return card
             self.show_legal(st)
 
     def run(self) -> tuple[bool, dict[str, Any]]:
         """Play the match; returns ``(finished, record)``: the record so far when the person quits."""
-        env = self.env
-        env.reset(seed=self.seed)
         self.say(
             f"Agurk · you are {self._name(self.seat)} · seed {self.seed} · "
             f"opponents: {escape(', '.join(self.names[s] for s in self.agents))}"
         )
-        while env.agents:
-            agent = env.agent_selection
-            if env.terminations[agent] or env.truncations[agent]:
-                env.step(None)
-                continue
-            st = env.engine_state
-            s, t, ends = int(st.cur[0]), int(st.trick_no[0]), len(env.round_ends)
-            if s == self.seat:
+        while not self.over:
+            if self.to_move == self.seat:
+                st = self.env.engine_state
                 self.show_table(st)
                 card = self.ask(st)
                 if card is None:
                     return False, self.record()
             else:
-                bits = np.full(1, env.legal_bits())
-                card = int(decide(self.agents[s], self.rules, st, np.zeros(1, np.int64), bits)[0])
-            self.say(f"{self._name(s)} plays {CARDS[card]}")
-            env.step(card)
-            if len(env.round_ends) > ends:
-                end = env.round_ends[-1]
-                self.say(self._last_trick_text(end, t))
-                self.show_round_end(end)
-                self.show_going_out(end)
-                if end.match_over[0]:
-                    self.show_match_end(end)
-            elif int(env.engine_state.trick_no[0]) > t:
-                self.say(f"trick {t + 1} taken by {self._name(int(env.engine_state.trick_winner[0, t]))}")
+                card = self.agent_card()
+            self.show_move(self.apply(card))
         return True, self.record()
 
-    def record(self) -> dict[str, Any]:
-        """The match record so far (the env's): finished rounds complete, the round in progress as far as played."""
-        rec = self.env.record()
-        rec["agents"] = list(self.specs)
-        return rec
+    def show_move(self, move: Move) -> None:
+        """The card played, and the trick, round and match it ended."""
+        self.say(f"{self._name(move.seat)} plays {CARDS[move.card]}")
+        if move.winner is None:
+            return
+        taken = f"trick {move.trick} taken by {self._name(move.winner)}"
+        if move.end is None:
+            self.say(taken)
+            return
+        summary = round_summary(self.rules, move.end)
+        self.say(taken + self._ties_text(summary))
+        self.show_round_end(summary)
+        self.show_going_out(move.end)
+        if move.end.match_over[0]:
+            self.show_match_end(move.end)
 
 
 def play(

@@ -60,12 +60,13 @@ def run(args: argparse.Namespace) -> int:
     output_file("--record", args.record)  # checked before the match, written at its end (or on q, or Ctrl-C)
 
     from agents.registry import AgentSpecError
-    from agurk.play import PlayError, play
+    from agurk.match import MatchError
+    from agurk.play import play
 
     try:
         warn_other_players(args.opponents.split(","), rules)
         return play(rules, args.opponents, args.seat, args.seed, args.record)
-    except (AgentSpecError, PlayError) as e:
+    except (AgentSpecError, MatchError) as e:
         raise CliError(str(e)) from None
     except OSError as e:
         raise CliError(f"cannot write --record {args.record!r}: {e.strerror or e}") from None

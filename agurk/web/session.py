@@ -1,10 +1,9 @@
-"""One game of ``agurk serve``: a match on the AEC env, its agents, and the view its owner may see.
+"""One game of ``agurk serve``: a front end on :class:`agurk.match.Match` (``agurk play`` is the other).
 
 A game is played (one seat a person's, the others agents) or watched (every seat an agent).
 The view of a played game holds the person's hand only: the other hands are sent as card
 counts until the match is over, when the record (every dealt hand) may be downloaded. Every
-legal set, reason, trick winner and score is the engine's (through the env and
-:mod:`agurk.play`'s helpers).
+legal set, reason, trick winner and score is the engine's (through the match).
 """
 
 from __future__ import annotations
@@ -17,12 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.fit import check_fit
 from agents.heuristics import Heuristic
-from agents.registry import AgentSpecError, make_agent, make_agents
-from agurk.play import PlayError, legal_reason, seat_specs, sorted_hand
+from agents.registry import AgentSpecError, make_agent
+from agurk.match import Match, MatchError, Move, legal_reason, round_summary, sorted_hand
 from agurk_env import engine
-from agurk_env.aec_env import raw_env
 from agurk_env.agent import Agent, decide
 from agurk_env.records import card_names
 from agurk_env.rules import CARDS, Rules
@@ -39,7 +36,7 @@ SPECTATOR = [
     (re.compile(r"\byour\b"), "their"),
     (re.compile(r"\byou\b"), "{seat}"),
 ]
-"""How a reason said to the player to move (:func:`agurk.play.legal_reason`) reads to a spectator."""
+"""How a reason said to the player to move (:func:`agurk.match.legal_reason`) reads to a spectator."""
 
 
 def spectator_reason(reason: str, seat: int) -> str:
@@ -57,55 +54,27 @@ class WebError(Exception):
         self.status = status
 
 
-class Session:
-    """One match: played from ``seat`` against ``opponents``, or watched (``seat=None``: every seat an agent).
+class Session(Match):
+    """One match in the browser: played from ``seat`` against ``opponents``, or watched (``seat=None``).
 
-    ``opponents`` is one agent spec for every agent seat or one per agent seat in seat order
-    (as ``agurk play --opponents`` and ``agurk simulate --agents`` take them). Not thread-safe:
+    The match's arguments are :class:`agurk.match.Match`'s; a bad one is a 400. Not thread-safe:
     the store hands a game to one request at a time (:attr:`lock`).
     """
 
     def __init__(self, rules: Rules, opponents: str, seat: int | None, seed: int) -> None:
-        self.rules, self.seat, self.seed = rules, seat, seed
         try:
-            if seat is None:
-                built = make_agents(opponents, rules.players, seed)
-                self.specs = [agent.spec for agent in built]
-                self.agents: dict[int, Agent] = dict(enumerate(built))
-            else:
-                self.specs = seat_specs(opponents, rules.players, seat)
-                self.agents = {s: make_agent(spec, seed, s) for s, spec in enumerate(self.specs) if s != seat}
-            check_fit(self.agents.values(), rules)  # a policy without the rules' cards is refused now, not mid-game
-        except (AgentSpecError, PlayError) as e:
+            super().__init__(rules, opponents, seat, seed)
+        except (AgentSpecError, MatchError) as e:
             raise WebError(400, str(e).replace("--seat", "seat")) from None
-        self.names = [f"P{s} you" if s == seat else f"P{s} {spec}" for s, spec in enumerate(self.specs)]
-        self.env = raw_env(rules, episode="match")
-        self.env.reset(seed=seed)
         self.lock = threading.Lock()
         self.touched = time.monotonic()
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self.last_trick: dict[str, Any] | None = None
         self.trick_plays: list[list[Any]] = []  # the current trick's [seat, card] in playing order
-        self.moves = 0
         self._rounds: list[dict[str, Any]] = []
         self._hinter: Agent | None = None
 
     # ------------------------------------------------------------------ state
-
-    @property
-    def over(self) -> bool:
-        """The match has ended."""
-        return bool(self.env.engine_state.match_over[0])
-
-    @property
-    def to_move(self) -> int:
-        """The seat to play."""
-        return int(self.env.engine_state.cur[0])
-
-    @property
-    def person_out(self) -> bool:
-        """A played game whose person is out while the agents play on: they move by :meth:`step`, one at a time."""
-        return self.seat is not None and not self.over and not bool(self.env.engine_state.alive[0, self.seat])
 
     @property
     def stepped(self) -> bool:
@@ -146,19 +115,17 @@ class Session:
         if card not in names:
             raise WebError(400, f"unknown card {card!r}; cards are {' '.join(names)}")
         a = names.index(card)
-        if not (self.env.legal_bits() >> a) & 1:
-            held = self.env.engine_state.hands[0, self.seat, a] > 0
-            why = "you may not play" if held else "you do not hold"
-            raise WebError(422, f"illegal: {why} {card}: {legal_reason(self.rules, self.env.engine_state)}")
+        if (refusal := self.refusal(a)) is not None:
+            raise WebError(422, f"illegal: {refusal}: {legal_reason(self.rules, self.env.engine_state)}")
         self.apply(a)
 
     def step(self) -> None:
-        """One agent move of a watched game, or of a played game once its person is out."""
+        """One agent move of a watched game, or of a played game once its person is out (one at a time)."""
         if not self.over and not self.stepped:
             raise WebError(409, "this game is played: the agents move after your card (use play)")
         if self.over:
             raise WebError(409, "the match is over")
-        self._agent_move()
+        self.apply(self.agent_card())
 
     def start(self) -> None:
         """Let the agents play up to the person's turn, the person's going out, or the match's end (a played game).
@@ -166,49 +133,24 @@ class Session:
         Once the person is out, the rest of the match is theirs to step through (:meth:`step`), not played at once.
         """
         while self.agent_to_move is not None:
-            self._agent_move()
+            self.apply(self.agent_card())
 
-    def _agent_move(self) -> None:
-        s, st = self.to_move, self.env.engine_state
-        bits = np.full(1, self.env.legal_bits())
-        self.apply(int(decide(self.agents[s], self.rules, st, np.zeros(1, np.int64), bits)[0]))
-
-    def apply(self, card: int) -> None:
+    def apply(self, card: int) -> Move:
         """Play ``card`` for the seat to move; log it, and the trick and round it ends."""
-        env = self.env
-        st = env.engine_state
-        s, t, ends = int(st.cur[0]), int(st.trick_no[0]), len(env.round_ends)
-        env.step(card)
-        self.moves += 1
-        self.trick_plays.append([s, CARDS[card]])
-        self.log.append(f"{self.names[s]} plays {CARDS[card]}")
-        end = env.round_ends[-1] if len(env.round_ends) > ends else None
-        after = end if end is not None else env.engine_state
-        if end is not None or int(after.trick_no[0]) > t:
-            winner, r = int(after.trick_winner[0, t]), int(after.round_no[0]) + 1
-            self.last_trick = {"round": r, "trick": t + 1, "plays": self.trick_plays, "winner": winner}
-            self.trick_plays = []
-            self.log.append(f"trick {t + 1} taken by {self.names[winner]}")
-        if end is not None:
-            self._rounds.append(self._round_summary(end))
-            self.log.append(f"round {int(end.round_no[0]) + 1} over")
-            if end.match_over[0]:
-                winners = ", ".join(self.names[w] for w in np.flatnonzero(end.winners[0]).tolist()) or "nobody"
+        move = super().apply(card)
+        self.trick_plays.append([move.seat, CARDS[card]])
+        self.log.append(f"{self.names[move.seat]} plays {CARDS[card]}")
+        if move.winner is not None:
+            plays, self.trick_plays = self.trick_plays, []
+            self.last_trick = {"round": move.round, "trick": move.trick, "plays": plays, "winner": move.winner}
+            self.log.append(f"trick {move.trick} taken by {self.names[move.winner]}")
+        if move.end is not None:
+            self._rounds.append(round_summary(self.rules, move.end))
+            self.log.append(f"round {move.round} over")
+            if move.end.match_over[0]:
+                winners = ", ".join(self.names[w] for w in np.flatnonzero(move.end.winners[0]).tolist()) or "nobody"
                 self.log.append(f"match over: winners {winners}")
-
-    def _round_summary(self, end: engine.State) -> dict[str, Any]:
-        """Penalties, scores, lives, who went out and who rebought, of a finished round."""
-        summary = {
-            "round": int(end.round_no[0]) + 1,
-            "penalties": end.round_penalty[0].tolist(),
-            "scores": end.scores[0].tolist(),
-            "out": np.flatnonzero(end.out_now[0]).tolist(),
-            "rebought": np.flatnonzero(end.rebought_now[0]).tolist(),
-            "played": (end.alive[0] | end.out_now[0]).tolist(),
-        }
-        if self.rules.lives:
-            summary["lives"] = end.lives[0].tolist()
-        return summary
+        return move
 
     # ------------------------------------------------------------------ hint
 
@@ -235,9 +177,7 @@ class Session:
         """The match record (the env's, as ``agurk play --record`` writes it): only once the match is over."""
         if self.seat is not None and not self.over:
             raise WebError(409, "the record holds every hand: it can be downloaded once the match is over")
-        rec = self.env.record()
-        rec["agents"] = list(self.specs)
-        return rec
+        return super().record()
 
     def view(self) -> dict[str, Any]:
         """The table as its owner may see it: the person's hand only (every hand when watching or over)."""
