@@ -257,8 +257,8 @@ def guard_rule(rules: Rules) -> np.ndarray:
 
 @functools.cache
 def _guard_kernel() -> Callable[..., None] | None:
-    """:func:`guard_rows` compiled by numba (cached on disk), or ``None`` where the engine runs on NumPy."""
-    if not rules_kernel.ENABLED:
+    """:func:`guard_rows` compiled by numba (cached on disk), or ``None`` without numba."""
+    if not rules_kernel.HAS_NUMBA:
         return None
     import numba
 

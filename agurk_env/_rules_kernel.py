@@ -1,9 +1,10 @@
 """The rules of one game, written once: the legal set and its reason, a card's play, the round's end, the observation.
 
-Written once for two runners: :mod:`agurk_env.rules_kernel` compiles a copy of this module with
-``numba.njit`` (its disk cache keeps the machine code) and, without numba, calls these functions as they
-are. So the code keeps to what both accept: scalar ints, indexing of NumPy arrays, no allocation, no
-Python objects. Each entry point loops over games of an engine state's arrays
+The one rules implementation the engine runs. Every function is compiled by ``numba.njit`` (numba's
+disk cache keeps the machine code; :mod:`agurk_env.rules_kernel` compiles or loads the entry points
+on import) and, without numba, runs as the plain Python it is (:func:`njit` is then a no-op). So the
+code keeps to what both accept: scalar ints, indexing of NumPy arrays, no Python objects. Each entry
+point loops over games of an engine state's arrays
 (:class:`agurk_env.engine.State`), in place: the batched engine is that loop over its batch, a
 single game (the AEC env, OpenSpiel, ``agurk play``) the same loop over a batch of one.
 
@@ -14,7 +15,23 @@ below (:func:`agurk_env.rules_kernel.rule_array`). A table with a "last trick" t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import numpy as np
+
+try:
+    import numba
+except ImportError:  # the same functions, run as plain Python
+    numba = None
+
+F = TypeVar("F", bound=Callable)
+
+
+def njit(function: F) -> F:
+    """``function`` compiled by numba at its first call (or its ``compile``), disk-cached; itself without numba."""
+    return function if numba is None else numba.njit(cache=True)(function)
+
 
 W = 18
 """Width of each rule table (strengths 0..17, or cards 0..13)."""
@@ -56,7 +73,7 @@ TWO, ACE = 0, 12
 ACE_BIT = 1 << ACE
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
-# The deal's hash (engine.deal_order): splitmix64 and murmur3 finalizers, on uint64 (32-bit values masked).
+# The deal's hash (deal_order): splitmix64 and murmur3 finalizers, on uint64 (32-bit values masked).
 U64 = np.uint64
 GOLDEN = U64(0x9E3779B97F4A7C15)
 MATCH_MUL, ROUND_MUL = U64(0xD6E8FEB86659FD93), U64(0xA0761D6478BD642F)
@@ -71,15 +88,17 @@ O_TRICK_NO, O_LAST_TRICK, O_POSITION, O_SCORE, O_LIVES, O_REBUYS, O_IN_MATCH, O_
 CARD_SLOTS = 14
 
 
+@njit
 def lowest(cards, ace_low):
-    """The weakest card of the card set ``cards`` as a one-card set (0 for none), as ``engine._lowest``."""
+    """The weakest card of the card set ``cards`` as a one-card set (0 for none)."""
     if cards & ACE_BIT and ace_low:
         return ACE_BIT
     return cards & -cards
 
 
+@njit
 def choose(hand, led_two, locked, reach, ace_low, twos, ace_lock, beat_choice):
-    """``(card set, reason)`` a follower holding ``hand`` may play, in RULES.md's order (``engine._legal``).
+    """``(card set, reason)`` a follower holding ``hand`` may play, in RULES.md's order.
 
     ``reach`` is the card set of the cards that beat the trick's target; ``ace_low`` whether the ace
     is the weakest card in this trick. Scalars only, so the compiled loops call it at no cost.
@@ -99,6 +118,7 @@ def choose(hand, led_two, locked, reach, ace_low, twos, ace_lock, beat_choice):
     return beat | low, OPTIONAL_REASON
 
 
+@njit
 def legal_all(t, held, tricks, trick_no, cur, npos, leader, top, prev, locked, bits, reasons):
     """The legal card set of the player to move in every game, into ``bits``, and its reason, into ``reasons``.
 
@@ -126,6 +146,7 @@ def legal_all(t, held, tricks, trick_no, cur, npos, leader, top, prev, locked, b
         )
 
 
+@njit
 def play_games(
     t, hands, held, void, tricks, trick_leader, trick_winner, alive, next_seat, n_alive, scores, lives, rebuys,
     round_penalty, out_now, rebought_now, winners, trick_no, cur, npos, leader, top, top_seat, prev, locked,
@@ -156,7 +177,7 @@ def play_games(
         s = t[STRENGTH + last * W + card]
         first = npos[g] == 0
         was_locked = bool(locked[g])
-        if not first:  # what the card shows the player lacks (engine._shown_void)
+        if not first:  # what the card shows the player lacks
             need = (prev[g] if t[TARGET_PREVIOUS] else top[g]) + t[NOT_EQUAL + last]
             shown = t[SHOWN + last * S + s * W + need]
             if t[ACE_LOCK] != NO_LOCK and was_locked:
@@ -200,14 +221,12 @@ def play_games(
     )  # fmt: skip
 
 
+@njit
 def finish_rounds(
     t, tricks, alive, next_seat, n_alive, scores, lives, rebuys, round_penalty, out_now, rebought_now, winners,
     top, top_seat, round_over, match_over, games,
 ):  # fmt: skip
-    """Score the last trick of each of ``games`` and end its round: lives, elimination, rebuys, match end.
-
-    As ``engine._finish_rounds``.
-    """
+    """Score the last trick of each of ``games`` and end its round: lives, elimination, rebuys, match end."""
     p, h = t[PLAYERS], t[HAND_SIZE]
     for g in games:
         best = top[g]
@@ -270,8 +289,9 @@ def finish_rounds(
         match_over[g] = over
 
 
+@njit
 def mix64(x):
-    """The splitmix64 finalizer (``engine._mix``)."""
+    """The splitmix64 finalizer."""
     x = x ^ (x >> SH30)
     x = x * MIX1
     x = x ^ (x >> SH27)
@@ -279,10 +299,14 @@ def mix64(x):
     return x ^ (x >> SH31)
 
 
+@njit
 def deal_order(seed, match, round_no, keys):
-    """The deck positions of match ``match``'s round ``round_no``, shuffled, into ``keys`` (``engine.deal_order``).
+    """The deck positions of match ``match``'s round ``round_no``, shuffled, into ``keys``: the one deal hash.
 
-    ``seed`` is the state's seed as uint64; ``keys`` is a uint64 array of the deck's size.
+    Each position gets a key from a hash of ``(seed, match, round, position)`` and the keys are
+    sorted, so a deal depends on those numbers alone. A key holds 26 random bits above the 6-bit
+    position; a tie between two keys (about 2e-5 per deal) falls back to deck order. ``seed`` is the
+    state's seed as uint64; ``keys`` is a uint64 array of the deck's size.
     """
     g = mix64(seed + GOLDEN)
     g = mix64(g ^ (U64(match) * MATCH_MUL))
@@ -301,6 +325,7 @@ def deal_order(seed, match, round_no, keys):
         keys[pos] = keys[pos] & POS_BITS
 
 
+@njit
 def advance_games(
     t, deck, hands, held, void, tricks, alive, next_seat, n_alive, scores, lives, rebuys, round_penalty, winners,
     dealer, round_no, trick_no, cur, npos, round_over, match_over, match_id, seed, next_match, reset,
@@ -316,7 +341,7 @@ def advance_games(
     for g in range(cur.shape[0]):
         if not round_over[g] or (match_over[g] and not reset):
             continue
-        if match_over[g]:  # a new match (engine._start_matches)
+        if match_over[g]:  # a new match
             match_id[g] = next_match + restarted
             restarted += 1
             for s in range(p):
@@ -357,6 +382,7 @@ def advance_games(
     return restarted
 
 
+@njit
 def next_in(alive, g, seat, p):
     """The first seat after ``seat`` clockwise still in game ``g`` (the next seat when none is)."""
     for step in range(1, p + 1):
@@ -365,6 +391,7 @@ def next_in(alive, g, seat, p):
     return (seat + 1) % p
 
 
+@njit
 def observe_all(
     t, at, constant, hands, void, tricks, alive, scores, lives, rebuys, dealer, trick_no, npos, n_alive, top_seat,
     leader, locked, seats, out,
@@ -419,6 +446,7 @@ def observe_all(
             out[g, at[O_PLAYERS] + i] = constant[i]
 
 
+@njit
 def random_play(
     t, deck, hands, held, void, tricks, trick_leader, trick_winner, alive, next_seat, n_alive, scores, lives, rebuys,
     round_penalty, out_now, rebought_now, winners, dealer, round_no, trick_no, cur, npos, leader, top, top_seat, prev,

@@ -11,13 +11,14 @@ Every game in a batch plays the same :class:`~agurk_env.rules.Rules`; the option
 resolved once into tables and flags (:class:`Tables`), so a batch pays only for the
 options its rules use.
 
-Two runners, proven equal (tests/test_kernel_differential.py): with numba, :func:`play`,
-:func:`play_in`, :func:`legal_bits`, :func:`legal_reason` and :func:`advance` run the compiled
-rules kernel's loop over the batch (:mod:`agurk_env._rules_kernel`, loaded as
-:func:`agurk_env.rules_kernel.active` says), and otherwise the NumPy vectorisation below.
+One rules implementation: :func:`play`, :func:`play_in`, :func:`legal_bits`, :func:`legal_reason`
+and :func:`advance` run the rules kernel's loop over the batch (:mod:`agurk_env._rules_kernel`,
+compiled by numba, or plain Python without it; see :mod:`agurk_env.rules_kernel`), tested against
+the scalar :mod:`agurk_env.reference` (tests/test_kernel_differential.py). The queries below
+(:func:`trick_target`, :func:`takes_trick`, :func:`cards_played` ...) are NumPy over the batch.
 
 Seeds: the deal of round ``r`` of match ``m`` under seed ``s`` is a function of
-``(s, m, r)`` alone (a counter-based hash, see :func:`deal_keys`). :func:`init` gives
+``(s, m, r)`` alone (a counter-based hash, :func:`agurk_env._rules_kernel.deal_order`). :func:`init` gives
 slot ``i`` match ``first_match + i``; :func:`advance` gives restarted slots the next
 unused match numbers in slot order. So match ``m`` of seed ``s`` is dealt the same
 cards whatever the batch size, in the engine, the environments and the CLI.
@@ -26,12 +27,12 @@ cards whatever the batch size, in the engine, the environments and the CLI.
 from __future__ import annotations
 
 import functools
-from types import ModuleType
 from typing import NamedTuple
 
 import numpy as np
 
-from agurk_env import rules_kernel
+from agurk_env import _rules_kernel as kernel
+from agurk_env import rules_kernel  # compiles the kernel, or loads it from numba's disk cache, on import
 from agurk_env.rules import Rules, per_rules
 
 ACE = 12
@@ -40,7 +41,6 @@ TWO = 0
 """Action index of the two."""
 _STRENGTH_HIGH = np.array([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], dtype=np.int64)
 _POINTS = np.array([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], dtype=np.int64)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 BIT = np.append(np.left_shift(1, np.arange(14, dtype=np.int64)), 0)
 """``BIT[i]``: the bit of card ``i`` in a card-set bitmask; ``BIT[-1]`` ("no card") is 0."""
 _MAX_STRENGTH = 17  # highest "need" a follower can face: a joker (15) that only a greater card beats
@@ -284,119 +284,7 @@ class State(NamedTuple):
         return self._replace(**{k: v[idx].copy() for k, v in arrays.items()})
 
 
-# ----------------------------------------------------------------------------- randomness
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """The splitmix64 finalizer on uint64 arrays (wrapping arithmetic)."""
-    x = x ^ (x >> np.uint64(30))
-    x = x * np.uint64(0xBF58476D1CE4E5B9)
-    x = x ^ (x >> np.uint64(27))
-    x = x * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def _mix32_inplace(x: np.ndarray) -> None:
-    """The murmur3 32-bit finalizer, in place on a uint32 array."""
-    x ^= x >> np.uint32(16)
-    x *= np.uint32(0x85EBCA6B)
-    x ^= x >> np.uint32(13)
-    x *= np.uint32(0xC2B2AE35)
-    x ^= x >> np.uint32(16)
-
-
-def deal_order(seed: int, match_id: np.ndarray, round_no: np.ndarray, deck_size: int) -> np.ndarray:
-    """``(k, deck_size)``: the deck positions in shuffled order, one row per (match, round).
-
-    Each position gets a key from a hash of ``(seed, match, round, position)`` and the
-    keys are sorted, so a deal depends on those numbers alone. A key holds 26 random
-    bits above the 6-bit position; a tie between two keys (about 2e-5 per deal) falls
-    back to deck order.
-    """
-    with np.errstate(over="ignore"):
-        g = _mix(np.full(match_id.size, seed & 0xFFFFFFFFFFFFFFFF, dtype=np.uint64) + _GOLDEN)
-        g = _mix(g ^ (match_id.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)))
-        g = _mix(g ^ (round_no.astype(np.uint64) * np.uint64(0xA0761D6478BD642F)))
-        low = g.astype(np.uint32)
-        high = (g >> np.uint64(32)).astype(np.uint32)
-        pos = np.arange(deck_size, dtype=np.uint32)
-        keys = low[:, None] + pos * np.uint32(0x9E3779B9)
-        _mix32_inplace(keys)
-        keys ^= high[:, None]
-    keys &= ~np.uint32(63)
-    keys |= pos
-    keys.sort(axis=1)
-    return (keys & np.uint32(63)).astype(np.intp)
-
-
-# ----------------------------------------------------------------------------- seats
-
-
-@functools.lru_cache(maxsize=8)
-def _next_seat_table(p: int) -> np.ndarray:
-    """``(2**p, p)``: for every set of seats still in (a bitmask), the next one after each seat."""
-    alive = ((np.arange(1 << p)[:, None] >> np.arange(p)) & 1).astype(bool)
-    cand = (np.arange(p)[:, None] + np.arange(1, p + 1)[None, :]) % p  # (P, P)
-    first = alive[:, cand].argmax(2)
-    return cand[np.arange(p)[None, :], first]
-
-
-@functools.lru_cache(maxsize=8)
-def _seat_of_rank_table(p: int) -> np.ndarray:
-    """``(2**p, p)``: for every set of seats still in, those seats in seat order, then ``p`` (no seat)."""
-    alive = ((np.arange(1 << p)[:, None] >> np.arange(p)) & 1).astype(bool)
-    return np.sort(np.where(alive, np.arange(p), p), axis=1)
-
-
-def _next_table(alive: np.ndarray) -> np.ndarray:
-    """``(k, P)`` table of the next alive seat after every seat."""
-    return _next_seat_table(alive.shape[1])[_seat_bits(alive)]
-
-
-def _next_alive(alive: np.ndarray, seat: np.ndarray) -> np.ndarray:
-    """For each row, the first seat after ``seat`` clockwise that is alive."""
-    p = alive.shape[1]
-    return _next_seat_table(p).reshape(-1)[_seat_bits(alive) * p + seat]
-
-
-def _seat_bits(seats: np.ndarray) -> np.ndarray:
-    """``(k, P)`` bools to ``(k,)`` bitmasks (bit s for seat s), by one matrix product."""
-    return (seats.astype(np.float64) @ np.exp2(np.arange(seats.shape[1]))).astype(np.int64)
-
-
 # ----------------------------------------------------------------------------- setup
-
-
-class _Draft(dict):
-    """The fields of a state being rebuilt: an array is copied when first taken for writing.
-
-    ``d[key]`` returns an array this draft owns (copying the input's on first use), so
-    in-place writes never touch the input state; ``d.peek(key)`` reads without copying.
-    A draft made with ``donate`` owns the input's arrays from the start (no copies).
-    """
-
-    def __init__(self, state: State, donate: bool = False) -> None:
-        super().__init__(state._asdict())
-        self._owned: set[str] = set(self) if donate else set()
-
-    def __getitem__(self, key: str):
-        value = dict.__getitem__(self, key)
-        if key not in self._owned and isinstance(value, np.ndarray):
-            value = value.copy()
-            self[key] = value
-        return value
-
-    def __setitem__(self, key: str, value) -> None:
-        dict.__setitem__(self, key, value)
-        self._owned.add(key)
-
-    def peek(self, key: str):
-        """The current value, for reading only."""
-        return dict.__getitem__(self, key)
-
-    def state(self) -> State:
-        """The finished state."""
-        return State(*(dict.__getitem__(self, k) for k in State._fields))
 
 
 def init(rules: Rules, batch: int, seed: int, first_match: int = 0) -> State:
@@ -440,45 +328,6 @@ def init(rules: Rules, batch: int, seed: int, first_match: int = 0) -> State:
     return advance(rules, st)
 
 
-def _start_matches(sp: Tables, f: _Draft, idx: np.ndarray, first_id: int) -> None:
-    """Reset the match-long fields of games ``idx`` to new matches (in place on ``f``)."""
-    f["match_id"][idx] = np.arange(first_id, first_id + idx.size)
-    f["alive"][idx] = True
-    f["n_alive"][idx] = sp.players
-    f["next_seat"][idx] = (np.arange(sp.players) + 1) % sp.players
-    f["scores"][idx] = 0
-    f["lives"][idx] = sp.lives
-    f["rebuys"][idx] = sp.rebuys
-    f["winners"][idx] = False
-    f["match_over"][idx] = False
-    f["dealer"][idx] = 0
-    f["round_no"][idx] = 0
-
-
-def _deal(sp: Tables, f: _Draft, idx: np.ndarray, seed: int) -> None:
-    """Shuffle and deal a new round to games ``idx`` and reset the round fields (in place on ``f``)."""
-    k, p, h, a = idx.size, sp.players, sp.hand_size, sp.actions
-    alive = np.take(f.peek("alive"), idx, axis=0)
-    order = deal_order(seed, np.take(f.peek("match_id"), idx), np.take(f.peek("round_no"), idx), sp.deck.size)
-    cards = sp.deck[order[:, : p * h]]
-    # the j-th card dealt goes to the (j // H)-th seat still in; cards past the seats still in go to
-    # the extra seat p, which is dropped
-    rank = np.repeat(np.arange(p), h)
-    seats = np.take(_seat_of_rank_table(p), _seat_bits(alive), axis=0)[:, rank]
-    flat = (np.arange(k)[:, None] * (p + 1) + seats) * a + cards
-    hands = np.bincount(flat.reshape(-1), minlength=k * (p + 1) * a).reshape(k, p + 1, a)[:, :p]
-    f["hands"][idx] = hands
-    f["held"][idx] = pack(hands > 0)
-    f["tricks"][idx] = -1
-    f["void"][idx] = 0
-    f["round_penalty"][idx] = 0
-    f["round_over"][idx] = False
-    f["trick_no"][idx] = 0
-    f["npos"][idx] = 0
-    dealer = np.take(f.peek("dealer"), idx)
-    f["cur"][idx] = dealer if sp.dealer_leads else _next_alive(alive, dealer)
-
-
 def set_hands(rules: Rules, state: State, hands: np.ndarray) -> State:
     """Replace every seat's hand by ``(B, P, A)`` counts, keeping ``held`` in step.
 
@@ -506,31 +355,18 @@ def advance(
         state = state._replace(round_over=state.round_over | over, match_over=over)
     if not state.round_over.any():
         return state
-    new_round = np.flatnonzero(state.round_over & ~state.match_over)
-    restart = np.flatnonzero(state.match_over) if reset else np.zeros(0, np.int64)
-    if not (new_round.size or restart.size):
+    if not (reset or (state.round_over & ~state.match_over).any()):
         return state
-    kernel = rules_kernel.active()
-    if kernel is not None:
-        new = _advance_compiled(kernel, rules, state, reset, donate)
-        if new is not None:
-            return new
-    with rules_kernel.numpy_timer:
-        return _advance_numpy(rules, state, new_round, restart, donate)
-
-
-def _advance_numpy(rules: Rules, state: State, new_round: np.ndarray, restart: np.ndarray, donate: bool) -> State:
-    """:func:`advance` by the NumPy path, for the games starting a round and those restarting."""
-    sp = tables(rules)
-    f = _Draft(state, donate)
-    if new_round.size:
-        f["dealer"][new_round] = _next_alive(f.peek("alive")[new_round], f.peek("dealer")[new_round])
-        f["round_no"][new_round] += 1
-    if restart.size:
-        _start_matches(sp, f, restart, f["next_match"])
-        f["next_match"] += restart.size
-    _deal(sp, f, np.concatenate([new_round, restart]), f["seed"])
-    return f.state()
+    fields = list(state)
+    if not donate:
+        for i in _ADVANCE_FIELDS:
+            fields[i] = fields[i].copy()
+    seed = np.uint64(state.seed & 0xFFFFFFFFFFFFFFFF)
+    restarted = kernel.advance_games(
+        rule_array(rules), tables(rules).deck, *[fields[i] for i in _ADVANCE_FIELDS], seed, state.next_match, reset
+    )
+    fields[-1] = state.next_match + int(restarted)
+    return State._make(fields)
 
 
 _ADVANCE_NAMES = ("hands", "held", "void", "tricks", "alive", "next_seat", "n_alive", "scores", "lives", "rebuys")
@@ -538,23 +374,6 @@ _ADVANCE_NAMES += ("round_penalty", "winners", "dealer", "round_no", "trick_no",
 _ADVANCE_NAMES += ("match_over", "match_id")
 _ADVANCE_FIELDS = tuple(State._fields.index(k) for k in _ADVANCE_NAMES)
 """The fields the kernel's deal writes, in its argument order."""
-
-
-def _advance_compiled(kernel: ModuleType, rules: Rules, state: State, reset: bool, donate: bool) -> State | None:
-    """:func:`advance` (``restart`` applied) by the compiled kernel; ``None`` for arrays it was not compiled for."""
-    fields = list(state)
-    if not donate:
-        for i in _ADVANCE_FIELDS:
-            fields[i] = fields[i].copy()
-    seed = np.uint64(state.seed & 0xFFFFFFFFFFFFFFFF)
-    try:
-        restarted = kernel.advance_games(
-            rule_array(rules), tables(rules).deck, *[fields[i] for i in _ADVANCE_FIELDS], seed, state.next_match, reset
-        )
-    except TypeError:  # unusual dtypes or layouts: the NumPy path
-        return None
-    fields[-1] = state.next_match + int(restarted)
-    return State._make(fields)
 
 
 @functools.lru_cache(maxsize=32)
@@ -566,16 +385,6 @@ def _offsets(b: int, n: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- legal moves
 
 
-def _lowest(sp: Tables, cards: np.ndarray, last: np.ndarray | None) -> np.ndarray:
-    """The weakest card of each card set, as a one-card set (``last``: games in their last trick)."""
-    low = cards & -cards  # weakest in action order, which is strength order but for a low ace
-    if sp.ace_low:
-        low = np.where(cards & BIT[ACE], BIT[ACE], low)
-    elif last is not None:
-        low = np.where(last & (cards & BIT[ACE] != 0), BIT[ACE], low)
-    return low
-
-
 def _in_last_trick(sp: Tables, state: State) -> np.ndarray | None:
     """Games in the last trick of their round, when the rules treat it apart (else ``None``)."""
     if sp.low_last or sp.not_equal != sp.not_equal_last:
@@ -583,75 +392,20 @@ def _in_last_trick(sp: Tables, state: State) -> np.ndarray | None:
     return None
 
 
-def _need(sp: Tables, state: State, last: np.ndarray | None) -> np.ndarray:
-    """``(B,)`` the least strength that beats the current trick's target (for the player to move)."""
-    need = state.prev if sp.target_previous else state.top
-    if sp.not_equal == sp.not_equal_last:
-        return need + sp.not_equal
-    return need + np.where(last, sp.not_equal_last, sp.not_equal)
-
-
-def _at_least_of(sp: Tables, strength: np.ndarray, last: np.ndarray | None) -> np.ndarray:
-    """``(B,)`` card sets of the cards of at least ``strength`` in each game's current trick."""
-    if sp.low_last:
-        return np.where(last, sp.at_least_last[strength], sp.at_least[strength])
-    return sp.at_least[strength]
-
-
-def _led_card(sp: Tables, state: State) -> np.ndarray:
-    """``(B,)`` the card led to the current trick (meaningless before the lead)."""
-    trick_slot = _offsets(state.batch, sp.hand_size) + state.trick_no
-    return state.tricks.reshape(-1)[trick_slot * sp.players + state.leader]
-
-
 REASONS: tuple[str, ...] = ("lead", "twos", "locked", "cannot_beat", "must_beat", "nearest", "optional")
 """Why the player to move may play exactly its legal cards (:func:`legal_reason` gives the index):
 it leads (any card); a 2 was led and it holds a 2 (twos rule); an ace lock forces its lowest card;
 nothing it holds beats the target, so its lowest card; it can beat and must (``forced``), must with
 the least card that beats (``nearest``), or may beat or play its lowest card (``optional``)."""
-_REASON = {name: np.int8(i) for i, name in enumerate(REASONS)}
-_BEAT_REASON = {"forced": _REASON["must_beat"], "nearest": _REASON["nearest"], "optional": _REASON["optional"]}
-
-
-def _legal(sp: Tables, state: State, reasons: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    """The legal card sets ``(B,)`` and, when ``reasons``, the index in :data:`REASONS` of why."""
-    held = state.held.reshape(-1)[_offsets(state.batch, sp.players) + state.cur]
-    last = _in_last_trick(sp, state)
-    beat = held & _at_least_of(sp, _need(sp, state, last), last)
-    low_last = last if sp.low_last else None
-    low = _lowest(sp, held, low_last)
-    if sp.beat_choice == "optional":
-        mask = beat | low
-    elif sp.beat_choice == "nearest":
-        mask = np.where(beat != 0, _lowest(sp, beat, low_last), low)
-    else:
-        mask = np.where(beat != 0, beat, low)
-    why = np.where(beat != 0, _BEAT_REASON[sp.beat_choice], _REASON["cannot_beat"]) if reasons else None
-    if sp.ace_lock != "none":
-        mask = np.where(state.locked, low, mask)
-        why = np.where(state.locked, _REASON["locked"], why) if reasons else None
-    if sp.twos:
-        forced_two = (_led_card(sp, state) == TWO) & (held & BIT[TWO] != 0)
-        mask = np.where(forced_two, BIT[TWO], mask)
-        why = np.where(forced_two, _REASON["twos"], why) if reasons else None
-    lead = state.npos == 0
-    return np.where(lead, held, mask), (np.where(lead, _REASON["lead"], why) if reasons else None)
 
 
 def legal_bits(rules: Rules, state: State) -> np.ndarray:
     """``(B,)`` card sets of the cards the player to move may play, for every game at once.
 
     One pass over RULES.md's legal-move order: leader, twos, ace lock, then beat the
-    target (forced / nearest / optional) or play the lowest card; the compiled kernel's
-    loop over games (:mod:`agurk_env.rules_kernel`), or the NumPy vectorisation without numba.
+    target (forced / nearest / optional) or play the lowest card: the kernel's loop over games.
     """
-    kernel = rules_kernel.active()
-    if kernel is not None:
-        compiled = _legal_compiled(kernel, rules, state)
-        if compiled is not None:
-            return compiled[0]
-    with rules_kernel.numpy_timer:
-        return _legal(tables(rules), state, reasons=False)[0]
+    return _legal(rules, state)[0]
 
 
 def legal_reason(rules: Rules, state: State) -> np.ndarray:
@@ -660,13 +414,7 @@ def legal_reason(rules: Rules, state: State) -> np.ndarray:
     The same pass as :func:`legal_bits`, so the explanation (``agurk play``) can never
     disagree with the rule it explains.
     """
-    kernel = rules_kernel.active()
-    if kernel is not None:
-        compiled = _legal_compiled(kernel, rules, state)
-        if compiled is not None:
-            return compiled[1]
-    with rules_kernel.numpy_timer:
-        return _legal(tables(rules), state, reasons=True)[1]
+    return _legal(rules, state)[1]
 
 
 @per_rules
@@ -679,14 +427,11 @@ _LEGAL_FIELDS = tuple(State._fields.index(k) for k in ("held", "tricks", "trick_
 _LEGAL_FIELDS += tuple(State._fields.index(k) for k in ("top", "prev", "locked"))
 
 
-def _legal_compiled(kernel: ModuleType, rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(legal_bits, legal_reason)`` by the compiled kernel; ``None`` for arrays it was not compiled for."""
+def _legal(rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray]:
+    """``(legal_bits, legal_reason)`` by the kernel."""
     b = state.batch
     bits, reasons = np.empty(b, np.int64), np.empty(b, np.int8)
-    try:
-        kernel.legal_all(rule_array(rules), *[state[i] for i in _LEGAL_FIELDS], bits, reasons)
-    except TypeError:  # unusual dtypes or layouts: the NumPy path
-        return None
+    kernel.legal_all(rule_array(rules), *[state[i] for i in _LEGAL_FIELDS], bits, reasons)
     return bits, reasons
 
 
@@ -778,20 +523,13 @@ def play(rules: Rules, state: State, actions: np.ndarray, donate: bool = False) 
     The actions must be legal (:func:`legal_mask`; adapters check it), and every
     game must be in a round (call :func:`advance` after a round or match ends).
     Settles a trick when its last card is played (the next trick is led by its
-    winner) and scores the round after its last trick. The compiled kernel's loop over
-    games (:mod:`agurk_env.rules_kernel`), or the NumPy vectorisation without numba.
+    winner) and scores the round after its last trick: the kernel's loop over games.
 
     ``donate=True`` hands the input state's arrays over to the result, which is then
     written in place (as JAX's buffer donation): faster for a loop that never looks
     back, but the input state must not be used again. By default the input is untouched.
     """
-    kernel = rules_kernel.active()
-    if kernel is not None:
-        new = _play_compiled(kernel, rules, state, _offsets(state.batch, 1), actions, donate)
-        if new is not None:
-            return new
-    with rules_kernel.numpy_timer:
-        return _play_numpy(rules, state, actions, donate)
+    return _play(rules, state, _offsets(state.batch, 1), actions, donate)
 
 
 _PLAY_NAMES = State._fields[:16] + State._fields[18:28]
@@ -810,10 +548,8 @@ def _ends_a_round(sp: Tables, state: State) -> bool:
     return bool(((state.trick_no == sp.hand_size - 1) & (state.npos + 1 == state.n_alive)).any())
 
 
-def _play_compiled(
-    kernel: ModuleType, rules: Rules, state: State, games: np.ndarray, actions: np.ndarray, donate: bool
-) -> State | None:
-    """:func:`play` in ``games`` by the compiled kernel; ``None`` (nothing changed) for arrays it was not compiled for.
+def _play(rules: Rules, state: State, games: np.ndarray, actions: np.ndarray, donate: bool) -> State:
+    """:func:`play` in ``games`` by the kernel.
 
     Without ``donate`` it copies the fields the play can write (those of a round's end only
     where a round can end), so the input is untouched.
@@ -830,190 +566,15 @@ def _play_compiled(
     cards = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
     if cards.size != games.size:
         raise ValueError(f"play needs one action per game ({games.size}), not {cards.size}")
-    try:
-        kernel.play_games(rule_array(rules), *[fields[i] for i in _PLAY_FIELDS], games, cards)
-    except TypeError:  # unusual dtypes or layouts: the NumPy path
-        return None
+    kernel.play_games(rule_array(rules), *[fields[i] for i in _PLAY_FIELDS], games, cards)
     return State._make(fields)
-
-
-def _play_numpy(rules: Rules, state: State, actions: np.ndarray, donate: bool = False) -> State:
-    """:func:`play` as one NumPy vectorisation over the batch (without numba, and the kernel's reference)."""
-    own = _owned if donate else np.copy
-    sp = tables(rules)
-    b, p, a, h = state.batch, sp.players, sp.actions, sp.hand_size
-    actions = np.asarray(actions, dtype=np.int64)
-    cur = state.cur
-    seat = _offsets(b, p) + cur
-    hands = own(state.hands)
-    flat = hands.reshape(-1)
-    slot = seat * a + actions
-    flat[slot] -= 1
-    held = own(state.held)
-    held.reshape(-1)[seat] ^= BIT[actions] * (flat[slot] == 0)
-    trick_slot = _offsets(b, h) + state.trick_no
-    tricks = own(state.tricks)
-    tricks.reshape(-1)[trick_slot * p + cur] = actions
-
-    last = _in_last_trick(sp, state)
-    s = np.where(last, sp.strength_last[actions], sp.strength[actions]) if sp.low_last else sp.strength[actions]
-    first = state.npos == 0  # the lead: it takes the empty trick and clears the last trick's lock
-    void = own(state.void)
-    void.reshape(-1)[seat] |= _shown_void(sp, state, actions, s, first, last)
-    wins = _beats_top(sp, state.top, s, last)
-    locked = state.locked
-    if sp.ace_lock != "none":
-        locked = locked & ~first
-        wins &= ~locked
-        locks = actions == ACE
-        if sp.low_last:
-            locks &= ~last
-        if sp.ace_lock == "led":
-            locks &= first
-        locked = locked | locks
-    wins |= first
-    top = np.where(wins, s, state.top)
-    top_seat = np.where(wins, cur, state.top_seat)
-    leader = np.where(first, cur, state.leader)
-    trick_leader = own(state.trick_leader)
-    trick_leader.reshape(-1)[trick_slot] = leader
-    trick_winner = own(state.trick_winner)
-    trick_winner.reshape(-1)[trick_slot] = top_seat
-    npos = state.npos + 1
-    done = npos == state.n_alive
-    round_penalty = state.round_penalty
-    if sp.every_trick:  # tricks before the last score here, the last one in _finish_rounds
-        round_penalty = own(round_penalty)
-        scored = done & (state.trick_no < h - 1)
-        round_penalty.reshape(-1)[_offsets(b, p) + top_seat] += (sp.points_of[top] * scored).astype(np.int32)
-    new = state._replace(
-        hands=hands,
-        held=held,
-        void=void,
-        tricks=tricks,
-        trick_leader=trick_leader,
-        trick_winner=trick_winner,
-        round_penalty=round_penalty,
-        trick_no=state.trick_no + done,
-        cur=np.where(done, top_seat, state.next_seat.reshape(-1)[seat]),
-        npos=np.where(done, 0, npos),
-        leader=leader,
-        top=top,
-        top_seat=top_seat,
-        prev=s,
-        locked=locked,
-    )
-    ended = done & (state.trick_no == h - 1)
-    if ended.any():
-        new = _finish_rounds(sp, new, np.flatnonzero(ended), donate)
-    return new
 
 
 def play_in(rules: Rules, state: State, games: np.ndarray, actions: np.ndarray) -> State:
     """:func:`play` in ``games`` only (``actions`` holds their cards); every other game is left as it is.
 
     For loops where only some games move (the opponents' turns of a single-learner
-    environment): the compiled kernel plays those games only; the NumPy path plays them
-    as a sub-batch and writes back only the fields the play changed.
+    environment): the kernel plays those games only.
     """
-    kernel = rules_kernel.active()
-    if kernel is not None:
-        rows = np.flatnonzero(games) if np.asarray(games).dtype == bool else games
-        new = _play_compiled(kernel, rules, state, np.ascontiguousarray(rows, dtype=np.int64), actions, False)
-        if new is not None:
-            return new
-    with rules_kernel.numpy_timer:
-        return _play_in_numpy(rules, state, games, actions)
-
-
-def _play_in_numpy(rules: Rules, state: State, games: np.ndarray, actions: np.ndarray) -> State:
-    """:func:`play_in` by the NumPy path: a sub-batch played, the changed fields written back."""
-    sub = state.take(games)
-    new = _play_numpy(rules, sub, actions)
-    fields = {}
-    for name, before, after in zip(State._fields, sub, new, strict=True):
-        value = getattr(state, name)
-        if after is not before:
-            value = value.copy()
-            value[games] = after
-        fields[name] = value
-    return State(**fields)
-
-
-def _owned(array: np.ndarray) -> np.ndarray:
-    """A donated array: used as it is."""
-    return array
-
-
-def _shown_void(
-    sp: Tables, state: State, actions: np.ndarray, s: np.ndarray, first: np.ndarray, last: np.ndarray | None
-) -> np.ndarray:
-    """``(B,)`` card sets a follower's play shows it does not hold, by the rule that made it legal.
-
-    A card that does not beat the target is the player's lowest card (nothing weaker
-    held), and under ``forced``/``nearest`` it also shows that nothing beats; a
-    ``nearest`` beating card shows no weaker card beats; a locked trick forces the
-    lowest card; a non-2 on a led 2 under the twos rule shows no 2.
-    """
-    key = s * (_MAX_STRENGTH + 1) + _need(sp, state, last)
-    shown = np.where(last, sp.shown_last[key], sp.shown[key]) if sp.low_last else sp.shown[key]
-    if sp.ace_lock != "none":
-        weaker = np.where(last, sp.weaker_last[s], sp.weaker[s]) if sp.low_last else sp.weaker[s]
-        shown = np.where(state.locked, weaker, shown)
-    if sp.twos:
-        two_led = _led_card(sp, state) == TWO
-        shown = np.where(two_led, np.where(actions == TWO, 0, shown | BIT[TWO]), shown)
-    return np.where(first, 0, shown)
-
-
-def _finish_rounds(sp: Tables, state: State, idx: np.ndarray, donate: bool = False) -> State:
-    """Score the last tricks and end the rounds of games ``idx``: lives, elimination, rebuys, match end."""
-    f = _Draft(state, donate)
-    alive = np.take(state.alive, idx, axis=0)
-    pen = np.take(state.round_penalty, idx, axis=0)
-    top_seat, top = np.take(state.top_seat, idx), np.take(state.top, idx)
-    if sp.ties_all:
-        cards = np.take(state.tricks[:, sp.hand_size - 1], idx, axis=0)  # (k, P); -1 (strength 0) for seats out
-        pen = pen + np.where(sp.strength_last[cards] == top[:, None], sp.points_last[cards], 0)
-    else:
-        pen = pen.copy()
-        pen[np.arange(idx.size), top_seat] += sp.points_of_last[top].astype(np.int32)
-    pen = pen.astype(np.int32)
-    f["round_penalty"][idx] = pen
-    scores = np.take(state.scores, idx, axis=0) + pen
-    if sp.lives:
-        lives = np.take(state.lives, idx, axis=0) - (alive & (pen > 0))
-        f["lives"][idx] = lives
-        out = alive & (lives <= 0)
-    else:
-        out = alive & ((scores > sp.limit) if sp.exceed else (scores >= sp.limit))
-    rebought = np.zeros_like(out)
-    if sp.rebuys:
-        stay = alive & ~out
-        n_stay = stay.sum(1, keepdims=True)
-        rebought = out & (np.take(state.rebuys, idx, axis=0) > 0) & (n_stay >= max(sp.rebuy_min_others, 1))
-        best = np.where(stay, scores, np.iinfo(np.int32).min).max(1, keepdims=True)
-        scores = np.where(rebought, best, scores)
-        f["rebuys"][idx] -= rebought.astype(np.int16)
-        out &= ~rebought
-    f["scores"][idx] = scores
-    f["out_now"][idx] = out
-    f["rebought_now"][idx] = rebought
-    still = alive & ~out
-    f["alive"][idx] = still
-    n_still = still.sum(1)
-    f["n_alive"][idx] = n_still
-    f["next_seat"][idx] = _next_table(still)
-    if sp.first_out:
-        over = out.any(1)
-        winners = still
-    else:
-        over = n_still <= 1
-        winners = still
-        if (n_still == 0).any():  # everyone still in went out together: the fewest points win
-            fewest = np.where(out, scores, np.iinfo(np.int32).max).min(1, keepdims=True)
-            winners = np.where((n_still == 0)[:, None], out & (scores == fewest), still)
-    f["winners"][idx] = winners & over[:, None]
-    f["round_over"][idx] = True
-    f["match_over"][idx] = over
-    return f.state()
+    rows = np.flatnonzero(games) if np.asarray(games).dtype == bool else games
+    return _play(rules, state, np.ascontiguousarray(rows, dtype=np.int64), actions, False)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agurk_env import engine, rules_kernel
+from agurk_env import _rules_kernel as kernel
+from agurk_env import engine
 from agurk_env.rules import Rules, per_rules
 
 MAX_SEATS = 8
@@ -102,63 +103,11 @@ _OBSERVE_FIELDS = tuple(engine.State._fields.index(k) for k in _OBSERVE_NAMES)  
 def observe(rules: Rules, state: engine.State, seats: np.ndarray | None = None) -> np.ndarray:
     """``(B, SIZE)`` float32 observations of ``seats`` (default: the seat to move in each game).
 
-    The compiled kernel's loop over games (:mod:`agurk_env.rules_kernel`), or the NumPy
-    vectorisation below without numba; both read the same public fields and the observer's hand.
+    The rules kernel's loop over games (:func:`agurk_env._rules_kernel.observe_all`), which reads
+    the public fields and the observer's own hand only.
     """
     seats = state.cur if seats is None else np.ascontiguousarray(seats, dtype=np.int64)
-    kernel = rules_kernel.active()
-    if kernel is not None:
-        out = np.zeros((state.batch, SIZE), np.float32)
-        arrays = [state[i] for i in _OBSERVE_FIELDS]
-        try:
-            kernel.observe_all(
-                engine.rule_array(rules), _AT_ARRAY, _rule_vector(rules), *arrays, seats, out
-            )
-        except TypeError:  # unusual dtypes or layouts: the NumPy path
-            pass
-        else:
-            return out
-    with rules_kernel.numpy_timer:
-        return _observe_numpy(rules, state, seats)
-
-
-def _observe_numpy(rules: Rules, state: engine.State, seats: np.ndarray) -> np.ndarray:
-    """:func:`observe` as one NumPy vectorisation over the batch (without numba, and the kernel's reference)."""
-    sp = engine.tables(rules)
-    b, p, h, a = state.batch, sp.players, sp.hand_size, sp.actions
-    games = np.arange(b)
-    rows = games[:, None]
-    absolute = (seats[:, None] + np.arange(p)) % p  # (B, P): relative seat -> seat
-    out = np.zeros((b, SIZE), np.float32)
-
-    out[:, _AT["hand"] : _AT["hand"] + a] = state.hands[games, seats] / 4.0
-    out[:, _AT["cards_left"] : _AT["cards_left"] + p] = engine.cards_left(rules, state)[rows, absolute] / h
-    out[:, _AT["played"] : _AT["played"] + a] = engine.cards_played(rules, state) / 4.0
-
-    in_round = state.trick_no < h
-    trick_no = np.minimum(state.trick_no, h - 1)
-    started = (state.npos > 0) & in_round
-    current = state.tricks[games, trick_no][rows, absolute].astype(np.int64)  # (B, P) card per relative seat, or -1
-    game, rel_seat = np.nonzero((current >= 0) & started[:, None])
-    out[game, _AT["trick"] + rel_seat * CARD_SLOTS + current[game, rel_seat]] = 1.0
-    live = np.flatnonzero(started)
-    if live.size:
-        top_seat, cur = state.top_seat[live], seats[live]
-        out[live, _AT["top_card"] + state.tricks[live, trick_no[live], top_seat].astype(np.int64)] = 1.0
-        out[live, _AT["top_seat"] + (top_seat - cur) % p] = 1.0
-        out[live, _AT["leader"] + (state.leader[live] - cur) % p] = 1.0
-    out[:, _AT["locked"]] = state.locked & started
-    void = out[:, _AT["void"] : _AT["void"] + MAX_SEATS * CARD_SLOTS].reshape(b, MAX_SEATS, CARD_SLOTS)
-    void[:, :p, :a] = engine.MEMBERS[state.void[rows, absolute]][..., :a]
-    out[:, _AT["trick_no"]] = state.trick_no / h
-    out[:, _AT["last_trick"]] = state.trick_no == h - 1
-    out[:, _AT["position"]] = np.where(in_round, state.npos, 0) / np.maximum(state.n_alive, 1)
-    out[:, _AT["score"] : _AT["score"] + p] = state.scores[rows, absolute] / rules.limit
-    if rules.lives:
-        out[:, _AT["lives"] : _AT["lives"] + p] = state.lives[rows, absolute] / rules.lives
-    out[:, _AT["rebuys"] : _AT["rebuys"] + p] = state.rebuys[rows, absolute]
-    out[:, _AT["in_match"] : _AT["in_match"] + p] = state.alive[rows, absolute]
-    out[games, _AT["dealer"] + (state.dealer - seats) % p] = 1.0
-    constant = _rule_vector(rules)
-    out[:, _AT["players"] : _AT["players"] + constant.size] = constant
+    out = np.zeros((state.batch, SIZE), np.float32)
+    arrays = [state[i] for i in _OBSERVE_FIELDS]
+    kernel.observe_all(engine.rule_array(rules), _AT_ARRAY, _rule_vector(rules), *arrays, seats, out)
     return out

@@ -1,25 +1,18 @@
-"""The compiled rules kernel: :mod:`agurk_env._rules_kernel` compiled with numba, and the rules laid out for it.
+"""The compiled rules kernel: :mod:`agurk_env._rules_kernel` made ready on import, and the rules laid out for it.
 
 The engine (:func:`agurk_env.engine.play`, :func:`~agurk_env.engine.legal_bits`,
 :func:`~agurk_env.engine.advance`) and the observation (:func:`agurk_env.observation.observe`) run
-the kernel's loops over games when numba is installed (:func:`active` says when), and their NumPy
-vectorisation otherwise (or with ``AGURK_JIT=0``); the two give the same states and vectors
-(tests/test_kernel_differential.py). The kernel is compiled once per machine: numba keeps the
-machine code in its disk cache, so later starts only load it (:func:`warm_up` says which happened).
+the kernel's loops over games, the one rules implementation at run time (tested against the scalar
+:mod:`agurk_env.reference`, tests/test_kernel_differential.py). With numba, importing this module
+compiles the kernel's entry points for the engine state's dtypes once per machine, or (every start
+after that) loads them from numba's disk cache in about a second; a compile says so in one line on
+stderr, with its time (:data:`LOADED`). Without numba the same functions run as plain Python.
 """
 
 from __future__ import annotations
 
-import atexit
-import contextlib
-import importlib.util
-import os
-import sys
-import threading
+import logging
 import time
-import warnings
-from collections.abc import Iterator
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,18 +22,8 @@ from agurk_env import _rules_kernel as kernel
 if TYPE_CHECKING:
     from agurk_env.engine import Tables
 
-HAS_NUMBA = importlib.util.find_spec("numba") is not None
-"""Whether numba is installed (the compiled path is available)."""
-JIT_ENV = "AGURK_JIT"
-"""Environment variable: ``0`` keeps the engine and the observation on their NumPy path even with numba."""
-ENABLED = HAS_NUMBA and os.environ.get(JIT_ENV, "1") != "0"
-"""Whether the engine and the observation run the compiled kernel (read once, at import; see :func:`active`)."""
-LOAD_AFTER_S = 1.0
-"""Seconds of engine work on NumPy after which a process starts loading the compiled kernel, in a thread."""
-_loaded: ModuleType | None = None
-_numpy_s = 0.0
-_loader: threading.Thread | None = None
-_lock = threading.Lock()
+HAS_NUMBA = kernel.numba is not None
+"""Whether numba is installed (the kernel runs compiled; else as plain Python)."""
 _BEAT_CHOICES = ("forced", "nearest", "optional")
 _ACE_LOCKS = ("none", "led", "any")
 
@@ -90,7 +73,7 @@ def rule_array(sp: Tables) -> np.ndarray:
 
 
 def _signatures() -> dict[str, Any]:
-    """The one signature of each entry point: the engine state's dtypes, C-contiguous (others take the NumPy path)."""
+    """The one signature of each entry point: the engine state's dtypes, C-contiguous (the engine's)."""
     import numba
 
     t = numba.types
@@ -113,108 +96,21 @@ def _signatures() -> dict[str, Any]:
     }
 
 
-def active() -> ModuleType | None:
-    """The compiled kernel for the engine's next call, or ``None`` for its NumPy path.
-
-    The kernel once it is loaded (while :data:`ENABLED`). Before that NumPy: once the engine has
-    worked :data:`LOAD_AFTER_S` seconds on NumPy (:data:`numpy_timer`), a thread loads the kernel
-    (numba's import and disk-cache load, about a second; the first compile on a machine, several)
-    while the engine goes on with NumPy, and the process waits for it at exit (a first compile
-    ends in the disk cache). So a run whose engine work is short never pays for numba, and one
-    that plays a lot runs compiled as soon as the kernel is there; both paths give the same results.
-    """
-    global _loader
-    if not ENABLED:
+def _load() -> dict[str, float | bool] | None:
+    """Compile each entry point for its signature, or load it from numba's disk cache; say so on a compile."""
+    if not HAS_NUMBA:
         return None
-    if _loaded is None and _loader is None and _numpy_s >= LOAD_AFTER_S:
-        _loader = threading.Thread(target=_load_quietly, name="agurk-rules-kernel", daemon=True)
-        _loader.start()
-        atexit.register(_loader.join)  # a first compile finishes into the disk cache, for the next start
-    return _loaded
-
-
-class _NumpyTimer:
-    """Adds the time of each ``with`` block to the engine's work on NumPy (see :func:`active`)."""
-
-    def __enter__(self) -> None:
-        self.start = time.perf_counter()
-
-    def __exit__(self, *exc: object) -> None:
-        global _numpy_s
-        _numpy_s += time.perf_counter() - self.start
-
-
-numpy_timer = _NumpyTimer()
-"""``with numpy_timer:`` around the engine's NumPy path (one thread at a time: the sum is a heuristic)."""
-
-
-def _after_fork_in_child() -> None:
-    """A forked child starts its own load if the parent's had not finished (the loader thread is not copied)."""
-    global _loader, _lock
-    if _loaded is None:
-        _loader, _lock = None, threading.Lock()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def _load_quietly() -> None:
-    """:func:`compiled`, in the loader thread: a failure leaves the engine on NumPy, with one warning."""
-    try:
-        compiled()
-    except Exception as e:  # any failure to compile only costs speed
-        warnings.warn(f"the compiled rules kernel could not be loaded, the engine stays on NumPy: {e}", stacklevel=1)
-
-
-def compiled() -> ModuleType:
-    """A second copy of the kernel module with its functions compiled by ``numba.njit`` (cached on disk).
-
-    The entry points get their one signature (compiled now, or loaded from numba's cache); the
-    functions they call are compiled into them. Built once per process; a second caller waits for it.
-    """
-    global _loaded
-    with _lock:
-        if _loaded is None:
-            _loaded = _build()
-    return _loaded
-
-
-def _build() -> ModuleType:
-    """Compile (or load) the kernel module copy."""
-    import numba
-
-    spec = importlib.util.spec_from_file_location(f"{kernel.__name__}_jit", kernel.__file__)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # numba's disk cache imports the module by name
-    spec.loader.exec_module(module)
-    for name in ("lowest", "choose", "finish_rounds", "mix64", "deal_order", "next_in"):
-        setattr(module, name, numba.njit(cache=True)(getattr(module, name)))
-    for name, signature in _signatures().items():
-        setattr(module, name, numba.njit(signature, cache=True)(getattr(module, name)))
-    module.random_play = numba.njit(cache=True)(module.random_play)  # the benchmark reference: compiled when called
-    return module
-
-
-def warm_up() -> dict[str, float | bool]:
-    """Compile the kernel (or load it from numba's disk cache): ``{"seconds": ..., "from_cache": ...}``."""
     start = time.perf_counter()
-    module = compiled()
-    return {"seconds": time.perf_counter() - start, "from_cache": bool(module.play_games.stats.cache_hits)}
+    for name, signature in _signatures().items():
+        getattr(kernel, name).compile(signature)
+    seconds = time.perf_counter() - start
+    from_cache = not any(getattr(kernel, name).stats.cache_misses for name in _signatures())
+    if not from_cache:
+        logging.getLogger(__name__).warning(
+            "agurk_env: compiled the rules kernel in %.1f s (numba's disk cache keeps it for later starts)", seconds
+        )
+    return {"seconds": seconds, "from_cache": from_cache}
 
 
-@contextlib.contextmanager
-def use(enabled: bool) -> Iterator[None]:
-    """Run the engine and the observation on the compiled kernel (``True``, loaded now) or on NumPy, then restore.
-
-    For benchmarks and tests that measure or compare both paths in one process (not thread-safe).
-    """
-    global ENABLED
-    if enabled and not HAS_NUMBA:
-        raise RuntimeError("the compiled kernel needs numba (pip install numba)")
-    if enabled:
-        compiled()
-    before, ENABLED = ENABLED, enabled
-    try:
-        yield
-    finally:
-        ENABLED = before
+LOADED = _load()
+"""How the kernel was made ready on import: ``{"seconds": ..., "from_cache": ...}``; ``None`` without numba."""

@@ -2,7 +2,7 @@
 
 Seeds and matches: ``simulate(rules, agents, n, seed)`` plays matches ``0..n-1`` of
 ``seed``. The deal of round ``r`` of match ``m`` is a function of ``(seed, m, r)``
-alone (see :func:`agurk_env.engine.deal_order`), whatever the batch size or the slot
+alone (see :func:`agurk_env._rules_kernel.deal_order`), whatever the batch size or the slot
 a match lands in. The engine starts matches ``0..batch-1`` and gives every slot whose
 match ends the next unused number, so matches finish out of order: records are
 buffered and yielded in match-number order, and matches numbered ``n`` or more are

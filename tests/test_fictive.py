@@ -221,7 +221,7 @@ CASES = [
 def test_compiled_guard_plays_the_heuristics_card(preset: str, options: dict) -> None:
     kernel = F._guard_kernel()
     if kernel is None:
-        pytest.skip("the engine runs on NumPy here (no numba, or AGURK_JIT=0): no compiled guard")
+        pytest.skip("numba is not installed: no compiled guard")
     rules = Rules.preset(preset, **options)
     table = make_agents(",".join(["random"] * rules.players), rules.players, 7)
     guard = Heuristic("guard")

@@ -1,4 +1,4 @@
-"""Throughput measurements: the batched engine (compiled kernel and NumPy) against the scalar reference, on one core.
+"""Throughput measurements: the batched engine (the compiled rules kernel) against the scalar reference, on one core.
 
 Each function returns a plain dict (JSON-ready); ``agurk bench engine`` only formats them.
 ``agurk bench`` runs each measurement through :func:`pinned`, in a fresh process whose
@@ -106,9 +106,9 @@ def bench_compiled_loop(rules: Any, batch: int = 4096, seconds: float = 5.0, see
     """
     import numpy as np
 
-    from agurk_env import engine, rules_kernel
+    from agurk_env import _rules_kernel as kernel
+    from agurk_env import engine
 
-    kernel = rules_kernel.compiled()
     state = engine.init(rules, batch, seed)
     fields = [v.copy() if isinstance(v, np.ndarray) else v for v in state]
     arrays = [fields[i] for i in range(len(engine.State._fields) - 2)]
@@ -183,43 +183,34 @@ def engine_vs_reference(
     seed: int = 0,
     preset: str | None = None,
 ) -> dict[str, Any]:
-    """The engine, its NumPy path and the scalar reference in one run (``reference_seconds``: default min(seconds, 3)).
+    """The engine, its compiled loop and the scalar reference in one run (``reference_seconds``: default 3 at most).
 
-    The engine runs the compiled rules kernel when numba is installed (its compile or cache load
-    is reported under ``compile``, apart from the timing); the same loop on the engine's NumPy
-    vectorisation is then measured beside it (``numpy``).
+    The engine runs the compiled rules kernel when numba is installed (its compile or cache load on
+    import is reported under ``compile``, apart from the timing), as plain Python without it.
     """
     import numpy as np
 
     from agurk_env import rules_kernel
 
     pinned = all(os.environ.get(var) == "1" for var in THREAD_VARS)
-    compiled = rules_kernel.warm_up() if rules_kernel.ENABLED else None  # the compile is not the engine's speed
+    compiled = rules_kernel.LOADED  # on import, apart from the timing: the compile is not the engine's speed
     runs: dict[str, Callable[[float], dict[str, Any]]] = {"engine": lambda s: bench_engine(rules, batch, s, seed)}
     if compiled:
-
-        def numpy_path(s: float) -> dict[str, Any]:
-            with rules_kernel.use(False):
-                return bench_engine(rules, batch, s, seed)
-
-        runs["vectorised"] = numpy_path
         runs["compiled_loop"] = lambda s: bench_compiled_loop(rules, batch, s, seed)
     rates = in_turns(runs, seconds)
-    eng, vectorised, loop = rates["engine"], rates.get("vectorised"), rates.get("compiled_loop")
+    eng, loop = rates["engine"], rates.get("compiled_loop")
     ref = bench_reference(rules, min(seconds, 3.0) if reference_seconds is None else reference_seconds, seed)
     return {
         "bench": "engine",
         "plays_per_s": eng["plays_per_s"],
         "reference_plays_per_s": ref["plays_per_s"],
         "ratio": eng["plays_per_s"] / ref["plays_per_s"],
-        "numpy_plays_per_s": vectorised["plays_per_s"] if vectorised else None,
         "compiled_loop_plays_per_s": loop["plays_per_s"] if loop else None,
         "batch": batch,
         "bytes_per_game": eng["bytes_per_game"],
         "preset": preset,
         "rules": rules.to_dict(),
         "engine": eng,
-        "vectorised": vectorised,
         "compiled_loop": loop,
         "compile": compiled,
         "reference": ref,
@@ -239,12 +230,10 @@ def bench_search(spec: str = "pimc", seconds: float = 3.0, batch: int = 64, seed
     import numpy as np
 
     from agents.registry import make_agent
-    from agurk_env import engine, rules_kernel
+    from agurk_env import engine
     from agurk_env.agent import decide
     from agurk_env.rules import Rules
 
-    if rules_kernel.ENABLED:
-        rules_kernel.warm_up()  # the engine's compiled kernel from the first decision on
     rules = Rules.preset("standard")
     rng = np.random.default_rng(seed)
     state = engine.init(rules, batch, seed)

@@ -101,11 +101,9 @@ def bench_fictive(rules: Any, deals: int, seed: int) -> dict[str, Any]:
     from agents.belief import concat
     from agents.fictive import CHUNK, best_response
     from agents.heuristics import Heuristic
-    from agurk_env import engine, rules_kernel
+    from agurk_env import engine
     from agurk_env.agent import act_seats
 
-    if rules_kernel.ENABLED:
-        rules_kernel.warm_up()  # the engine's compiled kernel from the first search on, as in a long run
 
     table = [Heuristic("guard")] * rules.players
     state = engine.init(rules, deals, seed)

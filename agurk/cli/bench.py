@@ -66,12 +66,11 @@ def _add_engine(bench_sub: Subcommands) -> None:
         description=(
             "Random legal play of whole matches (dealing, tricks, scoring, elimination, restarts)\n"
             "with the batched engine for about --seconds (on the compiled rules kernel when numba is\n"
-            "installed, its compile or cache load timed apart), then the same loop on the engine's\n"
-            "NumPy path and the kernel's steps with no Python between them (the compiled loop, the\n"
-            "engine's ceiling) for as long, then the scalar Python reference (agurk_env.reference)\n"
-            "for about --reference-seconds, all in one process on one core (OMP_NUM_THREADS and\n"
-            "friends are set to 1 before NumPy is loaded). Prints card plays per second of each, the\n"
-            "ratios, and the bytes of one game's state."
+            "installed, its compile or cache load timed apart), then the kernel's steps with no\n"
+            "Python between them (the compiled loop, the engine's ceiling) for as long, then the\n"
+            "scalar Python reference (agurk_env.reference) for about --reference-seconds, all in one\n"
+            "process on one core (OMP_NUM_THREADS and friends are set to 1 before NumPy is loaded).\n"
+            "Prints card plays per second of each, the ratios, and the bytes of one game's state."
         ),
         epilog=(
             "examples:\n"
@@ -259,21 +258,16 @@ def _engine(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
         return 0
-    eng, ref, vec, warm = result["engine"], result["reference"], result["vectorised"], result["compile"]
+    eng, ref, warm = result["engine"], result["reference"], result["compile"]
     print(f"rules      {result['preset']}, {rules.players} players, hand size {rules.hand_size}")
     if warm:
         how = "loaded from numba's cache" if warm["from_cache"] else "compiled (first call; cached on disk after)"
         print(f"kernel     {warm['seconds']:.2f} s {how}, before the timing")
-    path = "compiled kernel" if warm else "NumPy, numba not installed"
+    path = "compiled kernel" if warm else "plain Python, numba not installed"
     print(
         f"engine     {eng['plays_per_s']:>13,.0f} card plays/s  {eng['matches_per_s']:>10,.0f} matches/s"
         f"  ({path}, batch {eng['batch']}, {eng['seconds']:.1f} s, {eng['bytes_per_game']} bytes per game state)"
     )
-    if vec:
-        print(
-            f"numpy      {vec['plays_per_s']:>13,.0f} card plays/s  {vec['matches_per_s']:>10,.0f} matches/s"
-            f"  (the engine's NumPy path, AGURK_JIT=0; engine / numpy {eng['plays_per_s'] / vec['plays_per_s']:.2f}x)"
-        )
     loop = result["compiled_loop"]
     if loop:
         print(
@@ -316,7 +310,7 @@ def env_lines(result: dict[str, Any], table: str) -> list[str]:
     if warm:
         how = "loaded from numba's cache" if warm["from_cache"] else "compiled (first call; cached on disk after)"
         lines.append(f"rules kernel   {warm['seconds']:>12.2f} s {how}, before the timing")
-    path = "compiled rules kernel" if warm else "the engine's NumPy path, numba not installed"
+    path = "compiled rules kernel" if warm else "the rules kernel as plain Python, numba not installed"
     lines.append(f"AEC env        {rate('turns_per_s', 'error')} turns/s (random legal play, one game; {path})")
     leduc = rate("leduc_turns_per_s", "leduc_error")
     lines.append(f"leduc_holdem   {leduc} turns/s (PettingZoo leduc_holdem_v4, same loop)")
