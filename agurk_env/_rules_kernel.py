@@ -82,9 +82,14 @@ MIX32_1, MIX32_2, POS_MUL = U64(0x85EBCA6B), U64(0xC2B2AE35), U64(0x9E3779B9)
 LOW32, POS_BITS = U64(0xFFFFFFFF), U64(63)
 SH11, SH13, SH16, SH27, SH30, SH31, SH32 = U64(11), U64(13), U64(16), U64(27), U64(30), U64(31), U64(32)
 
-# Observation slices, by their order in agurk_env.observation.SLICES: the index of each slice's start in ``at``.
-O_HAND, O_PLAYED, O_TRICK, O_TOP_CARD, O_TOP_SEAT, O_LEADER, O_LOCKED, O_CARDS_LEFT, O_VOID = 0, 1, 2, 3, 4, 5, 6, 7, 8
-O_TRICK_NO, O_LAST_TRICK, O_POSITION, O_SCORE, O_LIVES, O_REBUYS, O_IN_MATCH, O_DEALER, O_PLAYERS = range(9, 18)
+OBSERVED = ("hand", "played", "trick", "top_card", "top_seat", "leader", "locked", "cards_left", "void", "trick_no")
+OBSERVED += ("last_trick", "position", "score", "lives", "rebuys", "in_match", "dealer", "players")
+"""The observation slices :func:`observe_all` writes, by name: ``at[i]`` is the first column of ``OBSERVED[i]``.
+
+Only :data:`agurk_env.observation.SLICES` declares the slices' order and sizes; ``players`` is
+followed there by ``rules``, written with it from ``constant``. The indices into ``at``:"""
+O_HAND, O_PLAYED, O_TRICK, O_TOP_CARD, O_TOP_SEAT, O_LEADER, O_LOCKED, O_CARDS_LEFT, O_VOID, O_TRICK_NO = range(10)
+O_LAST_TRICK, O_POSITION, O_SCORE, O_LIVES, O_REBUYS, O_IN_MATCH, O_DEALER, O_PLAYERS = range(10, len(OBSERVED))
 CARD_SLOTS = 14
 
 
@@ -398,7 +403,7 @@ def observe_all(
 ):  # fmt: skip
     """Seat ``seats[g]``'s observation of each game ``g`` into its zeroed float32 row ``out[g]`` (``observe``).
 
-    ``at`` holds every slice's first column, in slice order; ``constant`` the players and rules slices.
+    ``at`` holds the first column of each slice of :data:`OBSERVED`; ``constant`` the players and rules slices.
     Only public fields and the observer's own hand are read.
     """
     p, h, a = t[PLAYERS], t[HAND_SIZE], t[ACTIONS]

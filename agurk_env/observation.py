@@ -91,10 +91,7 @@ def _rule_vector(rules: Rules) -> np.ndarray:
     return np.concatenate([players, np.asarray(flags, np.float32)])
 
 
-_AT = {name: _STARTS[name] for name in SLICES}  # the first column of every slice
-
-
-_AT_ARRAY = np.array(list(_AT.values()), np.int64)  # the kernel's view of _AT, in slice order
+_AT_ARRAY = np.array([_STARTS[name] for name in kernel.OBSERVED], np.int64)  # the first column of each, for the kernel
 _OBSERVE_NAMES = ("hands", "void", "tricks", "alive", "scores", "lives", "rebuys", "dealer", "trick_no", "npos")
 _OBSERVE_NAMES += ("n_alive", "top_seat", "leader", "locked")
 _OBSERVE_FIELDS = tuple(engine.State._fields.index(k) for k in _OBSERVE_NAMES)  # the kernel's arguments, in order
