@@ -24,31 +24,18 @@ speed.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agents.tasks import LOCAL, Backend
-from agurk_env.atomic import atomic_text, atomic_write_text
-from agurk_env.rules import Rules, RulesError
-from skill.budget import BUDGETS, Budget, quickstart_settings
-from skill.report import (
-    INTERVAL_KEYS,
-    STAT_KEYS,
-    Monitor,
-    command_line,
-    csv_number,
-    ladder_fields,
-    meaning,
-    policy_sentence,
-    rank,
-    run_variants,
-    stat_text,
-)
-from skill.variant import VariantJob
+from agurk_env.atomic import atomic_write_text
+from agurk_env.rules import RulesError
+from skill.budget import BUDGETS, Budget
+from skill.cells import LadderFields, LeftOut, Monitor, grid, run_cells
+from skill.tables import STAT_KEYS, meaning, policy_sentence, python_call, reproduce, stat_text, write_csv
+from skill.variant import VariantRow
 
 FORMAT = "agurk-atlas"
 """The ``format`` of ``atlas.json``."""
@@ -56,71 +43,19 @@ HEATMAPS = "heatmaps"
 """The folder of the per-preset heatmaps in ``out``."""
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One cell of the atlas: a preset at a player count and hand size."""
+class Atlas(LadderFields):
+    """The ``atlas.json`` object."""
 
-    preset: str
-    players: int
-    hand_size: int
-
-    @property
-    def key(self) -> str:
-        """``PRESET-<P>p-<H>c``: the cell's name in the tables and its files."""
-        return f"{self.preset}-{self.players}p-{self.hand_size}c"
-
-    @property
-    def label(self) -> str:
-        """``PRESET PpxHc`` for progress and errors."""
-        return f"{self.preset} {self.players}p x {self.hand_size}c"
-
-
-def grid(
-    variants: Sequence[str], players: Sequence[int], hand_sizes: Sequence[int] = ()
-) -> tuple[list[Cell], list[dict[str, Any]]]:
-    """The cells whose rules are valid, in grid order (presets, players, hand sizes), and the left-out combinations.
-
-    An empty ``hand_sizes`` takes each preset's own. A left-out combination (one whose
-    cards do not fit the deck) is ``{"preset", "players", "hand_size", "reason"}``.
-    """
-    cells, left_out = [], []
-    for preset in variants:
-        for p in players:
-            for h in hand_sizes or [Rules.preset(preset).hand_size]:
-                try:
-                    Rules.preset(preset, players=p, hand_size=h)
-                except RulesError as e:
-                    left_out.append({"preset": preset, "players": p, "hand_size": h, "reason": str(e)})
-                    continue
-                cells.append(Cell(preset, p, h))
-    return cells, left_out
-
-
-def make_jobs(
-    cells: Sequence[Cell],
-    budget: Budget,
-    seed: int,
-    out: Path,
-    checkpoints: dict[str, str] | None = None,
-    train_settings: dict[str, Any] | None = None,
-) -> list[VariantJob]:
-    """One :class:`VariantJob` per cell; a trained cell writes ``checkpoints/KEY.pt`` (none with ``zoo``)."""
-    checkpoints = checkpoints or {}
-    settings = train_settings or quickstart_settings()
-    trains = budget.policy == "train"
-    return [
-        VariantJob(
-            preset=c.preset,
-            players=c.players,
-            budget=budget,
-            seed=seed,
-            train_settings=settings,
-            checkpoint=checkpoints.get(c.preset),
-            checkpoint_out=str(out / "checkpoints" / f"{c.key}.pt") if trains and c.preset not in checkpoints else None,
-            hand_size=c.hand_size,
-        )
-        for c in cells
-    ]
+    format: str
+    seed: int
+    budget: str
+    variants: list[str]
+    players: list[int]
+    hand_sizes: list[int]
+    deals: int
+    command: str
+    left_out: list[LeftOut]
+    cells: list[VariantRow]
 
 
 def atlas(
@@ -136,12 +71,13 @@ def atlas(
     monitor: Monitor | None = None,
     command: str | None = None,
     backend: Backend = LOCAL,
-) -> dict[str, Any]:
+) -> Atlas:
     """Run the atlas and write its files into ``out``; return the ``atlas.json`` object.
 
     ``budget`` is a :data:`skill.budget.BUDGETS` name or a :class:`Budget`; ``workers``
     defaults to one per cell, at most one per CPU core; the cells run on ``backend``.
-    A grid with no cell that fits the deck raises :class:`agurk_env.rules.RulesError`.
+    ``command`` is quoted in ``atlas.md`` (by default the Python call). A grid with no
+    cell that fits the deck raises :class:`agurk_env.rules.RulesError`.
     """
     plan = BUDGETS[budget] if isinstance(budget, str) else budget
     out = Path(out)
@@ -150,11 +86,8 @@ def atlas(
         raise RulesError(f"no cell of the grid fits the deck: {left_out[0]['reason']}")
     out.mkdir(parents=True, exist_ok=True)
     checkpoints = dict(checkpoints or {})
-    jobs = make_jobs(cells, plan, seed, out, checkpoints, train_settings)
-    results = run_variants(jobs, workers, monitor, backend, out)
-    for cell, result in zip(cells, results, strict=True):
-        result["key"] = cell.key
-    data = {
+    played = run_cells(cells, plan, seed, out, checkpoints, train_settings, workers, monitor, backend, keyed=True)
+    data: Atlas = {
         "format": FORMAT,
         "seed": seed,
         "budget": plan.name,
@@ -162,13 +95,21 @@ def atlas(
         "players": list(players),
         "hand_sizes": list(hand_sizes),
         "deals": plan.deals,
-        **ladder_fields(plan, jobs),
+        **played.ladder,
         "command": command
-        or command_line(
-            variants, players, plan.name, seed, str(out), checkpoints, None, hand_sizes, plan.policy, plan.deals
+        or python_call(
+            "skill.atlas.atlas",
+            list(variants),
+            list(players),
+            list(hand_sizes),
+            plan,
+            seed,
+            str(out),
+            checkpoints,
+            train_settings,
         ),
         "left_out": left_out,
-        "cells": rank(results),
+        "cells": played.ranked,
     }
     write_files(data, out)
     return data
@@ -177,10 +118,10 @@ def atlas(
 # ----------------------------------------------------------------------------- files
 
 
-def write_files(data: dict[str, Any], out: Path) -> None:
+def write_files(data: Atlas, out: Path) -> None:
     """Every file of the atlas from its ``atlas.json`` object."""
     atomic_write_text(out / "atlas.json", json.dumps(data, indent=2) + "\n")
-    write_csv(data, out)
+    write_csv(data["cells"], CELL_COLUMNS, out / "atlas.csv", out / "atlas-ladder.csv")
     (out / HEATMAPS).mkdir(exist_ok=True)
     for preset in data["variants"]:
         write_heatmap(data, preset, out / HEATMAPS / f"{preset}.png")
@@ -191,30 +132,11 @@ CELL_COLUMNS = ("key", "preset", "players", "hand_size")
 """The columns that name a cell in the CSV files."""
 
 
-def write_csv(data: dict[str, Any], out: Path) -> None:
-    """``atlas.csv`` (one row per cell, ranked) and ``atlas-ladder.csv`` (one row per cell and ladder agent)."""
-    with atomic_text(out / "atlas.csv") as f:
-        w = csv.writer(f, lineterminator="\n")
-        stats = [f"{k}{s}" for k in INTERVAL_KEYS for s in ("", "_low", "_high")]
-        w.writerow(["rank", *CELL_COLUMNS, *stats, "best_win", "best_penalty"])
-        for c in data["cells"]:
-            numbers = (csv_number(x) for k in INTERVAL_KEYS for x in (c[k], *c[f"{k}_ci"]))
-            w.writerow([c["rank"], *(c[k] for k in CELL_COLUMNS), *numbers, c["best_win"], c["best_penalty"]])
-    with atomic_text(out / "atlas-ladder.csv") as f:
-        w = csv.writer(f, lineterminator="\n")
-        keys = ("win_rate", "mean_penalty", "rating")
-        w.writerow([*CELL_COLUMNS, "spec", *(f"{k}{s}" for k in keys for s in ("", "_low", "_high"))])
-        for c in data["cells"]:
-            for a in c["ladder"]:
-                numbers = (csv_number(x) for k in keys for x in (a[k], *a[f"{k}_ci"]))
-                w.writerow([*(c[k] for k in CELL_COLUMNS), a["spec"], *numbers])
-
-
 HEATMAP_STATS = (("rs_win", "RS (win rate): 0 = random, 1 = fictive", False), ("n_star", "N* (matches)", True))
 """The heatmap panels: statistic, title, and whether its colour scale is logarithmic."""
 
 
-def write_heatmap(data: dict[str, Any], preset: str, path: Path) -> None:
+def write_heatmap(data: Atlas, preset: str, path: Path) -> None:
     """``heatmaps/PRESET.png``: RS and N* of the preset's cells over players x hand size, values and 95% intervals."""
     from skill.plots import plot_heatmaps
 
@@ -231,26 +153,27 @@ def write_heatmap(data: dict[str, Any], preset: str, path: Path) -> None:
     plot_heatmaps(path, title, players, hands, panels)
 
 
-def _value(cell: dict[str, Any] | None, key: str) -> float | None:
+def _value(cell: VariantRow | None, key: str) -> float | None:
     """A cell's statistic (``None``: left out, undefined or unbounded)."""
     return None if cell is None else cell[key]
 
 
-def _annotation(cell: dict[str, Any] | None, key: str) -> str:
+def _annotation(cell: VariantRow | None, key: str) -> str:
     """``value`` over ``[low, high]`` for a heatmap cell; a left-out cell says so."""
     if cell is None:
         return "left out\n(deck)"
     return stat_text(cell, key).replace(" [", "\n[", 1)
 
 
-def cell_name(cell: dict[str, Any]) -> str:
+def cell_name(cell: VariantRow | LeftOut) -> str:
     """``PRESET, P players x H cards`` in prose."""
     return f"{cell['preset']}, {cell['players']} players x {cell['hand_size']} cards"
 
 
-def markdown(data: dict[str, Any]) -> str:
+def markdown(data: Atlas) -> str:
     """``atlas.md``: what was played, the left-out combinations, the ranked cells, the heatmaps, the command."""
     cards = ", ".join(map(str, data["hand_sizes"])) if data["hand_sizes"] else "each preset's own"
+    policy = policy_sentence(data, data["cells"], [c["key"] for c in data["cells"]])
     lines = [
         f"# Agurk variant atlas ({data['budget']} budget, seed {data['seed']})",
         "",
@@ -258,7 +181,7 @@ def markdown(data: dict[str, Any]) -> str:
         f"per hand: {len(data['cells'])} cells. In each cell every ladder agent "
         f"({', '.join(f'`{s}`' for s in data['ladder'])}) played {data['deals']} duplicate deals (deals x players "
         f"matches, every seat rotation) as the focal player against copies of `{data['field']}`. "
-        f"{policy_sentence(data)} The fictive player (`fictive`, RS = 1) sees every card and plays the exact best "
+        f"{policy} The fictive player (`fictive`, RS = 1) sees every card and plays the exact best "
         "response to the field's actual play, round by round; the maxN oracle (`oracle`, the exact solver's card on "
         "the true deal) cheats too and is no real agent. Intervals are 95% bootstrap intervals over deals "
         f"({data['bootstrap_resamples']} resamples).",
@@ -283,7 +206,7 @@ def markdown(data: dict[str, Any]) -> str:
         stats = " | ".join(stat_text(c, k) for k in STAT_KEYS)
         lines.append(f"| {c['rank']} | {c['preset']} | {c['players']} | {c['hand_size']} | {stats} | {c['best_win']} |")
     named = [{**c, "preset": cell_name(c)} for c in data["cells"]]
-    lines += ["", meaning({"variants": named}), "", "## Heatmaps", ""]
+    lines += ["", meaning(named), "", "## Heatmaps", ""]
     for preset in data["variants"]:
         lines += [f"![{preset}: relative skill and N* per cell]({HEATMAPS}/{preset}.png)", ""]
     lines += [
@@ -295,13 +218,6 @@ def markdown(data: dict[str, Any]) -> str:
         "detected). RS and N* compare cells of one atlas (the same ladder and field), not cells of different "
         "atlases. `atlas.csv` holds every number with its interval, `atlas-ladder.csv` every agent of every cell.",
         "",
-        "## Reproduce",
-        "",
-        "```",
-        data["command"],
-        "```",
-        "",
-        f"Seed {data['seed']}: the same command gives the same atlas, on any backend.",
-        "",
+        *reproduce(data["command"], data["seed"], "atlas, on any backend"),
     ]
     return "\n".join(lines)

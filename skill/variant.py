@@ -4,16 +4,15 @@
 report's seed: the PPO agent's training (``Config.seed``) and every tournament (the same
 deals for every ladder agent, so its numbers are compared on common deals). A variant is a
 preset at a player count and (optionally) a hand size: one cell of the variant atlas
-(:mod:`skill.atlas`). With the budget's ``policy`` ``zoo`` nothing is trained: the shipped
-policy the zoo plays at the variant's table (:func:`agents.zoo.choose`: one trained for that
-table where there is one, else the preset's generalist) takes the PPO agent's place on the ladder.
+(:mod:`skill.cells`). With the budget's ``policy`` ``zoo`` nothing is trained: the shipped
+policy the zoo plays at every table (the universal network) takes the PPO agent's place on the ladder.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from agents.tournament import TournamentPlan, TournamentResult, plan_tournament, play_planned
 from agurk_env.rules import Rules
@@ -22,6 +21,60 @@ from skill.stats import focal_data, skill_stats
 
 EFFECT_KEYS = ("learning_win", "random_win", "learning_penalty", "random_penalty")
 """The learning and random effects of a variant (:mod:`skill.stats`), each with its ``KEY_ci``."""
+Interval = list[float | None]
+"""``[low, high]``: a 95% bootstrap interval (``None``: unbounded or undefined)."""
+
+
+class LadderRow(TypedDict):
+    """One ladder agent in a variant: its focal win rate, mean penalty and rating, each with its interval."""
+
+    spec: str
+    win_rate: float
+    win_rate_ci: list[float]
+    mean_penalty: float
+    mean_penalty_ci: list[float]
+    rating: float
+    rating_ci: list[float]
+
+
+class VariantRow(TypedDict):
+    """A variant's object in ``report.json`` (an atlas cell's in ``atlas.json``): its rules, statistics and ladder."""
+
+    rank: NotRequired[int]
+    """1 = most skill, once ranked."""
+    preset: str
+    players: int
+    hand_size: int
+    rules: dict[str, Any]
+    rs_win: float | None
+    rs_win_ci: Interval
+    rs_penalty: float | None
+    rs_penalty_ci: Interval
+    learning_win: float
+    random_win: float
+    learning_penalty: float
+    random_penalty: float
+    learning_win_ci: Interval
+    random_win_ci: Interval
+    learning_penalty_ci: Interval
+    random_penalty_ci: Interval
+    best_win: str
+    best_penalty: str
+    skill_share: float | None
+    skill_share_ci: Interval
+    n_star: float | None
+    n_star_ci: Interval
+    rating_spread: float
+    rating_spread_ci: Interval
+    upset_rate: float
+    upset_rate_ci: Interval
+    ppo_checkpoint: str | None
+    zoo_policy: str | None
+    ladder: list[LadderRow]
+    key: NotRequired[str]
+    """An atlas cell's ``PRESET-<P>p-<H>c``."""
+
+
 Progress = Callable[[float, str], None]
 """``progress(units_done, stage)``: work done so far in this variant (see :func:`work`) and what runs now."""
 
@@ -131,7 +184,7 @@ def agent_work(job: VariantJob, index: int) -> float:
     return job.budget.deals * job.players * agent_match_cost(job, index)
 
 
-def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, Any]:
+def run_variant(job: VariantJob, progress: Progress | None = None) -> VariantRow:
     """Run one variant in this process; return its ``report.json`` object (without ``rank``)."""
     report = progress or (lambda units, stage: None)
     done = 0.0
@@ -147,13 +200,13 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> dict[str, 
     return variant_result(job, results)
 
 
-def variant_result(job: VariantJob, results: Sequence[TournamentResult]) -> dict[str, Any]:
+def variant_result(job: VariantJob, results: Sequence[TournamentResult]) -> VariantRow:
     """The variant's ``report.json`` object (without ``rank``) from its ladder's tournaments, in ladder order."""
     rules, budget = job.rules, job.budget
     labels = ladder(budget)
     data = focal_data(labels, [r.by_seating for r in results])
     stats = skill_stats(data, RANDOM, FICTIVE, FIELD, job.seed, budget.resamples, cheating=CHEATING)
-    ladder_rows = []
+    ladder_rows: list[LadderRow] = []
     for i, (label, result) in enumerate(zip(labels, results, strict=True)):
         focal = result.entries[0]
         ladder_rows.append(

@@ -18,8 +18,10 @@ import pytest
 
 from agurk.cli import main
 from skill import budget as B
-from skill.atlas import grid, write_heatmap
-from skill.report import STAT_KEYS, skill_report, stat_text
+from skill.atlas import write_heatmap
+from skill.cells import grid
+from skill.report import skill_report
+from skill.tables import STAT_KEYS, stat_text
 
 SMOKE = B.Budget("smoke", ("standard",), deals=3, train_steps=2_000, worlds=(1, 2), resamples=60)
 """The tiniest budget, in the place of ``smoke``; the atlas runs it with ``--policy zoo --deals 2``."""
@@ -108,6 +110,7 @@ def test_the_ranked_table_is_sorted_and_carries_the_json_numbers(atlas_run: Run)
 def test_each_cell_equals_a_single_cell_run_with_the_same_seed(atlas_run: Run, tmp_path: Path) -> None:
     report = skill_report(PRESETS, 2, PLAN, 7, tmp_path, workers=1, hand_size=7)
     assert report["policy"] == "zoo" and report["hand_size"] == 7
+    assert report["command"].startswith("skill.report.skill_report(['standard', 'every_trick'], 2, Budget(")
     single = {v["preset"]: {k: x for k, x in v.items() if k != "rank"} for v in report["variants"]}
     for cell in atlas_run.data["cells"]:
         assert {k: x for k, x in cell.items() if k not in ("rank", "key")} == single[cell["preset"]]

@@ -165,25 +165,25 @@ def test_progress_display_shows_every_variant_and_the_whole_run() -> None:
 
 
 def test_meaning_flags_variants_where_a_real_agent_beats_the_fictive_player() -> None:
-    from skill.report import meaning
+    from skill.tables import meaning
 
     def variant(preset: str, rs: float) -> dict:
         return {"preset": preset, "rs_win": rs, "rs_win_ci": [rs - 0.1, rs + 0.1], "best_win": "pimc", "n_star": 9.0}
 
-    text = meaning({"variants": [variant("every_trick", 1.4), variant("standard", 0.7)]})
+    text = meaning([variant("every_trick", 1.4), variant("standard", 0.7)])
     assert "In every_trick RS is above 1" in text and "standard" not in text.split("RS is above 1")[0][-20:]
     assert "fictive player" in text
-    assert "above 1" not in meaning({"variants": [variant("a", 0.9), variant("b", 0.7)]})
+    assert "above 1" not in meaning([variant("a", 0.9), variant("b", 0.7)])
 
 
 def test_tasks_per_ladder_agent_give_run_variants_numbers(tmp_path: Path) -> None:
     import dataclasses
 
-    from skill.report import make_jobs, run_jobs
+    from skill.cells import grid, make_jobs, run_jobs
     from skill.variant import run_variant
 
     plan = dataclasses.replace(TINY, deals=2, policy="zoo")
-    jobs = make_jobs(["standard", "every_trick"], 3, plan, 7, tmp_path, hand_size=5)
+    jobs = make_jobs(grid(["standard", "every_trick"], [3], [5])[0], plan, 7, tmp_path)
     seen: list[list[str]] = []
     split = run_jobs(jobs, 2, monitor=lambda units, totals, stages: seen.append(stages))
     assert json.dumps(split) == json.dumps([run_variant(job) for job in jobs])  # one process, the ladder in order
@@ -194,7 +194,7 @@ def test_a_zoo_ladder_plays_the_universal_network_at_every_table() -> None:
     """Issue 43: the ladder's ``zoo`` is the one network, at every variant's table, with nothing chosen per table."""
     import dataclasses
 
-    from skill.report import zoo_policies
+    from skill.cells import zoo_policies
     from skill.variant import VariantJob
 
     plan = dataclasses.replace(TINY, policy="zoo")

@@ -230,6 +230,31 @@ class _SkillMonitor:
             self._bar.stop()
 
 
+def command_line(
+    args: argparse.Namespace,
+    variants: Sequence[str],
+    players: list[int],
+    hands: list[int],
+    out: Path,
+    checkpoints: dict[str, str],
+) -> str:
+    """The ``agurk skill-report`` command that reproduces a report or atlas: the options given, spelled out."""
+    words = ["agurk", "skill-report", "--variants", ",".join(variants), "--players", ",".join(map(str, players))]
+    if hands:
+        words += ["--hand-sizes", ",".join(map(str, hands))]
+    words += ["--budget", args.budget]
+    if args.policy is not None:
+        words += ["--policy", args.policy]
+    if args.deals is not None:
+        words += ["--deals", str(args.deals)]
+    words += ["--seed", str(args.seed), "--out", str(out)]
+    for preset, path in checkpoints.items():
+        words += ["--checkpoint", f"{preset}={path}"]
+    if args.train_config:
+        words += ["--train-config", args.train_config]
+    return " ".join(words)
+
+
 def _claim(out: Path, force: bool) -> str | None:
     """Make ``out`` the new output folder: missing or empty, else (``force``) the old one moved aside."""
     from agurk.cli.run_folders import folder_error, moved_text
@@ -251,9 +276,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         from agents.policy import CheckpointError
         from agents.zoo import UNIVERSAL, path_of
-        from skill.atlas import atlas, grid
+        from skill.atlas import atlas
         from skill.budget import BUDGETS
-        from skill.report import command_line, skill_report
+        from skill.cells import grid
+        from skill.report import skill_report
         from training.config import ConfigError, config_to_dict, load_config
     except ImportError as e:  # torch and matplotlib are optional dependencies
         raise rl_extra_error("agurk skill-report", (e.name or "torch").split(".")[0]) from None
@@ -311,18 +337,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(e)) from None
     out = Path(args.out or f"runs/{'atlas' if is_atlas else 'skill-report'}-{args.budget}")
     moved = _claim(out, args.force)
-    command = command_line(
-        variants,
-        players if is_atlas else players[0],
-        args.budget,
-        args.seed,
-        str(out),
-        checkpoints,
-        args.train_config,
-        hands,
-        args.policy,
-        args.deals,
-    )
+    command = command_line(args, variants, players, hands, out, checkpoints)
     console = stderr_console()
     if not args.quiet:
         if moved:
@@ -385,7 +400,7 @@ def _print_table(rows: list[dict[str, Any]], title: str) -> None:
     from rich.table import Table
 
     from agurk.cli.tables import print_table
-    from skill.report import STAT_KEYS, stat_text
+    from skill.tables import STAT_KEYS, stat_text
 
     table = Table(title=title, title_justify="left")
     for name in ("rank", "variant", "RS win", "RS penalty", "skill share", "N* matches", "rating spread", "upsets"):

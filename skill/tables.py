@@ -1,0 +1,151 @@
+"""The writers a skill report and an atlas share: the CSV tables, statistics as text, what a ranking means."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agurk_env.atomic import atomic_text
+from skill.cells import LadderFields
+from skill.variant import EFFECT_KEYS, VariantRow
+
+STAT_KEYS = ("rs_win", "rs_penalty", "skill_share", "n_star", "rating_spread", "upset_rate")
+"""Variant statistics of the ranked table, each with an interval (``KEY`` and ``KEY_ci``)."""
+INTERVAL_KEYS = STAT_KEYS + EFFECT_KEYS
+"""Every variant statistic with an interval: the ranked table's, then the learning and random effects."""
+LADDER_KEYS = ("win_rate", "mean_penalty", "rating")
+"""A ladder agent's statistics, each with an interval."""
+
+
+def write_csv(rows: Sequence[VariantRow], names: Sequence[str], ranked: Path, agents: Path) -> None:
+    """``ranked``: one row per variant or cell; ``agents``: one per variant or cell and ladder agent.
+
+    ``names`` are the columns that name a row: ``preset`` in a report, the cell's in an atlas.
+    """
+    with atomic_text(ranked) as f:
+        w = csv.writer(f, lineterminator="\n")
+        stats = [f"{k}{s}" for k in INTERVAL_KEYS for s in ("", "_low", "_high")]
+        w.writerow(["rank", *names, *stats, "best_win", "best_penalty"])
+        for v in rows:
+            numbers = (csv_number(x) for k in INTERVAL_KEYS for x in (v[k], *v[f"{k}_ci"]))
+            w.writerow([v["rank"], *(v[k] for k in names), *numbers, v["best_win"], v["best_penalty"]])
+    with atomic_text(agents) as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow([*names, "spec", *(f"{k}{s}" for k in LADDER_KEYS for s in ("", "_low", "_high"))])
+        for v in rows:
+            for a in v["ladder"]:
+                numbers = (csv_number(x) for k in LADDER_KEYS for x in (a[k], *a[f"{k}_ci"]))
+                w.writerow([*(v[k] for k in names), a["spec"], *numbers])
+
+
+def csv_number(x: float | None) -> str:
+    """A CSV number: empty for ``None`` (unbounded or undefined), else 6 significant digits."""
+    return "" if x is None else f"{x:.6g}"
+
+
+DIGITS = {
+    "rs_win": 2,
+    "rs_penalty": 2,
+    "skill_share": 3,
+    "n_star": 0,
+    "rating_spread": 0,
+    "upset_rate": 3,
+    "learning_win": 3,
+    "random_win": 3,
+    "learning_penalty": 2,
+    "random_penalty": 2,
+}
+"""Decimals shown for each statistic in tables."""
+
+
+def stat_text(variant: VariantRow, key: str) -> str:
+    """``value [low, high]`` of one statistic for tables; ``None`` reads ∞ for ``n_star``, else n/a."""
+    missing = "∞" if key == "n_star" else "n/a"
+    digits = DIGITS[key]
+
+    def fmt(x: float | None) -> str:
+        return missing if x is None else f"{x:.{digits}f}"
+
+    low, high = variant[f"{key}_ci"]
+    return f"{fmt(variant[key])} [{fmt(low)}, {fmt(high)}]"
+
+
+def _overlap(a: Sequence[float | None], b: Sequence[float | None]) -> bool:
+    """Whether two intervals overlap (``None`` ends are unbounded)."""
+    low = max(x for x in (a[0], b[0], -math.inf) if x is not None)
+    high = min(x for x in (a[1], b[1], math.inf) if x is not None)
+    return low <= high
+
+
+def meaning(variants: Sequence[VariantRow]) -> str:
+    """A few sentences on what the ranking of ``variants`` (ranked, each named by its ``preset``) means."""
+    every = [v for v in variants if v["rs_win"] is not None]
+    beyond = [v["preset"] for v in every if v["rs_win"] > 1]
+    vs = [v for v in every if v["rs_win"] <= 1]  # RS is a share of the gap to the fictive player only up to 1
+    if len(vs) < 2:
+        return "One variant only: nothing to compare." if len(every) < 2 else _beyond_text(beyond)
+    top, bottom = vs[0], vs[-1]
+    apart = not _overlap(top["rs_win_ci"], bottom["rs_win_ci"])
+    text = (
+        f"In **{top['preset']}** the best real agent ({top['best_win']}) closes {top['rs_win']:.0%} of the gap in "
+        f"win rate between random play and the fictive player, the best response to the field that sees every "
+        f"card; in **{bottom['preset']}** {bottom['best_win']} closes {bottom['rs_win']:.0%}. "
+    )
+    text += (
+        "Their 95% intervals do not overlap, so at this budget the first rewards skill measurably more. "
+        if apart
+        else "Their 95% intervals overlap, so this budget cannot tell them apart; a larger --budget narrows them. "
+    )
+    tied = [v["preset"] for v in vs[1:] if _overlap(v["rs_win_ci"], top["rs_win_ci"])]
+    if tied:
+        text += f"Not told apart from {top['preset']} (their intervals overlap its): {', '.join(tied)}. "
+    if beyond:
+        text += _beyond_text(beyond) + " "
+    finite = [v for v in vs if v["n_star"] is not None]
+    if finite:
+        fast = min(finite, key=lambda v: v["n_star"])
+        text += (
+            f"Skill differences among the real agents outweigh luck after about {fast['n_star']:.0f} matches in "
+            f"{fast['preset']} (N*); a smaller N* means fewer matches before the better player reliably shows."
+        )
+    return text
+
+
+def _beyond_text(beyond: list[str]) -> str:
+    """The caveat for variants whose RS is above 1 (a real agent beats the fictive player)."""
+    return (
+        f"In {', '.join(beyond)} RS is above 1: a real agent beat the fictive player there, which is optimal for "
+        "one round at a time against the field's actual play (it searches no later rounds); read their ladder win "
+        "rates and the effects' intervals instead (the comparison above leaves them out)."
+    )
+
+
+def policy_sentence(data: LadderFields, variants: Sequence[VariantRow], names: Sequence[str]) -> str:
+    """What the ladder's learned agent is: the PPO agent trained per variant, or the zoo's policy for each table.
+
+    ``data`` is the report's or atlas's object, ``variants`` its rows and ``names`` their names.
+    """
+    if data["policy"] == "train":
+        return f"The PPO agent of each variant trained for {data['train_steps']:,} decisions."
+    each = "; ".join(
+        f"`zoo:{name}` ({z['table']}, {z['decisions']:,} decisions) in "
+        + ", ".join(n for v, n in zip(variants, names, strict=True) if v["zoo_policy"] == name)
+        for name, z in data["zoo"].items()
+    )
+    return (
+        "The learned agent `zoo` is the shipped policy the zoo plays at every table (`agurk zoo`: the universal "
+        f"network, trained on a mixture of every preset and table): {each}. Nothing was trained for this report."
+    )
+
+
+def python_call(function: str, *args: Any, **kwargs: Any) -> str:
+    """``function(args, key=value, ...)``: the call that made a report or atlas from Python, for its files."""
+    return f"{function}({', '.join([*map(repr, args), *(f'{k}={v!r}' for k, v in kwargs.items())])})"
+
+
+def reproduce(command: str, seed: int, what: str) -> list[str]:
+    """The ``## Reproduce`` section's lines: the command that gives the same ``what`` with the same seed."""
+    return ["## Reproduce", "", "```", command, "```", "", f"Seed {seed}: the same command gives the same {what}.", ""]
