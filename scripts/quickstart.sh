@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job from a fresh clone, in one command: a virtual environment (.venv), torch (CPU-only
 # without a CUDA GPU), the rl extra, then the quick start trained (standard rules, 4 players,
-# 9 minutes on 2 cores) and evaluated against three guards (about 2 minutes).
+# 9 minutes, its time limit) and evaluated against three guards: 43 min in all measured on 2
+# cores under heavy load (the README's quick start splits it up).
 #   scripts/quickstart.sh            # the run goes to runs/quickstart
 #   scripts/quickstart.sh --force    # arguments go to agurk train: --force moves an old run aside
 # Needs only Python 3.11+ (PYTHON=... picks the interpreter, VENV=... the environment).
