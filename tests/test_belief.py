@@ -75,7 +75,7 @@ def test_belief_worlds_place_more_hidden_cards_right_against_guards() -> None:
     hidden[np.arange(48), d.seat] = False
 
     def right(agent: PIMC) -> float:
-        worlds, _, _ = agent.sampler(rules, d.public, np.ones(48, bool), agent.rng, lambda: d.truth)
+        worlds, _ = agent.sampler(rules, d.public, agent.rng, lambda: d.truth)
         truth = np.repeat(state.hands, agent.options.worlds, axis=0)
         agree = np.minimum(worlds.hands, truth).sum(2)  # cards placed in the right hand, per seat
         return float(agree[np.repeat(hidden, agent.options.worlds, axis=0)].mean())
