@@ -119,7 +119,7 @@ def test_best_plays_the_search_where_measured_stronger_the_kept_policy_at_its_ta
     odd = Rules.preset("standard", limit=99)  # rules of no preset: the network, with no word
     assert best.choice(odd) == f"zoo:{zoo.UNIVERSAL}"
     np.testing.assert_array_equal(_choices("best", odd), _choices("zoo", odd))
-    searched_rules = Rules.preset("danish21", players=3)
+    searched_rules = Rules.preset("small_ace", players=3)
     np.testing.assert_array_equal(_choices("best", searched_rules), _choices(best.SEARCH, searched_rules))
     for table in best.SEARCH_TABLES:  # the names are tables of the rules: each is reached
         preset, size = table.split(" ")
