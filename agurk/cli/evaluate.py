@@ -35,6 +35,40 @@ DEFAULT_EVAL_BATCH = 4096
 """``evaluate --batch`` default: matches played side by side in each rotation."""
 
 
+DESCRIPTION = (
+    "Play a tournament between the entries of --agents (one spec per seat; the same spec\n"
+    "may appear several times, entries are told apart by position). Duplicate deals: each\n"
+    "of the --matches deals (match m of --seed) is played once at every table of the\n"
+    "--seating design, so every entry gets every seat's cards and no seat order favours one:\n"
+    "  permutations  every distinct order of the entries around the table (24 at 4 players);\n"
+    "                entries with the same spec are one player and share its figures\n"
+    "  balanced      every rotation of circular orders in which each entry sits after each\n"
+    "                other equally often (players x (players - 1) tables, twice that at 4 and 6)\n"
+    "  cyclic        the players rotations of the list (entry i in seat (i + r) % players):\n"
+    "                who sits after whom never changes, which can favour an entry\n"
+    "  auto          permutations up to 24 tables, else balanced (the default)\n"
+    "tables x --matches matches are played in all.\n"
+    "\n"
+    "Per entry: match win rate (a win shared by k counts 1/k), mean penalty per round\n"
+    "played, rate of taking the last trick, each with a 95% bootstrap CI over deals, and a\n"
+    "Plackett-Luce rating from the finishing orders (Elo scale, entries' mean 0) with a\n"
+    "bootstrap CI. --unit round scores single rounds of the same matches instead: the round\n"
+    "win rate (the k seats with a round's lowest penalty share it, 1/k each) per round played\n"
+    "and a rating from the rounds' orders by penalty. The same command line always gives the\n"
+    "same numbers. docs/evaluate.md explains the statistics."
+)
+"""``agurk evaluate --help``: what the command does."""
+EXAMPLES = (
+    "examples:\n"
+    "  agurk evaluate --agents guard,random,random,random --matches 1000 --seed 0\n"
+    "  agurk evaluate --agents shed,guard,counter,ducker --matches 10000 --seed 0 --json runs/h.json\n"
+    "  agurk evaluate --rules every_trick --set players=3 --agents ducker,guard,random --matches 500\n"
+    "  agurk evaluate --agents guard,random,random,random --matches 1000 --unit round\n"
+    "  agurk evaluate --agents shed,guard,counter,ducker --matches 2500 --backend ray --ray-address auto"
+)
+"""``agurk evaluate --help``: the examples (the tour runs them as printed)."""
+
+
 def add_parser(sub: Subcommands) -> None:
     """Register ``agurk evaluate`` on the subcommands ``sub``."""
     from agents.seatings import SEATINGS
@@ -44,36 +78,8 @@ def add_parser(sub: Subcommands) -> None:
         "evaluate",
         help="duplicate-deal tournament: win rates, penalties, last tricks and ratings with 95%% CIs",
         formatter_class=Formatter,
-        description=(
-            "Play a tournament between the entries of --agents (one spec per seat; the same spec\n"
-            "may appear several times, entries are told apart by position). Duplicate deals: each\n"
-            "of the --matches deals (match m of --seed) is played once at every table of the\n"
-            "--seating design, so every entry gets every seat's cards and no seat order favours one:\n"
-            "  permutations  every distinct order of the entries around the table (24 at 4 players);\n"
-            "                entries with the same spec are one player and share its figures\n"
-            "  balanced      every rotation of circular orders in which each entry sits after each\n"
-            "                other equally often (players x (players - 1) tables, twice that at 4 and 6)\n"
-            "  cyclic        the players rotations of the list (entry i in seat (i + r) % players):\n"
-            "                who sits after whom never changes, which can favour an entry\n"
-            "  auto          permutations up to 24 tables, else balanced (the default)\n"
-            "tables x --matches matches are played in all.\n"
-            "\n"
-            "Per entry: match win rate (a win shared by k counts 1/k), mean penalty per round\n"
-            "played, rate of taking the last trick, each with a 95% bootstrap CI over deals, and a\n"
-            "Plackett-Luce rating from the finishing orders (Elo scale, entries' mean 0) with a\n"
-            "bootstrap CI. --unit round scores single rounds of the same matches instead: the round\n"
-            "win rate (the k seats with a round's lowest penalty share it, 1/k each) per round played\n"
-            "and a rating from the rounds' orders by penalty. The same command line always gives the\n"
-            "same numbers. docs/evaluate.md explains the statistics."
-        ),
-        epilog=(
-            "examples:\n"
-            "  agurk evaluate --agents guard,random,random,random --matches 1000 --seed 0\n"
-            "  agurk evaluate --agents shed,guard,counter,ducker --matches 10000 --seed 0 --json runs/h.json\n"
-            "  agurk evaluate --rules every_trick --set players=3 --agents ducker,guard,random --matches 500\n"
-            "  agurk evaluate --agents guard,random,random,random --matches 1000 --unit round\n"
-            "  agurk evaluate --agents shed,guard,counter,ducker --matches 2500 --backend ray --ray-address auto"
-        ),
+        description=DESCRIPTION,
+        epilog=EXAMPLES,
     )
     add_rules_options(p)
     p.add_argument(
