@@ -15,10 +15,15 @@ below (:func:`agurk_env.rules_kernel.rule_array`). A table with a "last trick" t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TypeVar
 
 import numpy as np
+
+# numba's coloured error messages start colorama, which then writes a terminal reset code at every exit
+# (after a command's last line); plain messages keep the output as the command wrote it.
+os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
 
 try:
     import numba
