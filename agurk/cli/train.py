@@ -113,10 +113,10 @@ def _train(args: argparse.Namespace, signals: Signals) -> int:
     """Check the config, the device, the resumed run and the run folder, train, and report (``signals`` entered)."""
     from agents.policy import CheckpointError
     from agurk.cli.run_folders import folder_error, moved_text, resume_error
-    from agurk.cli.train_progress import Progress, eval_text
+    from agurk.cli.train_progress import eval_text, train_with_progress
     from training.config import ConfigError, read_mapping
     from training.resume import ResumeError, resolve_config, resume_checkpoint
-    from training.run import check_device, check_init, execute
+    from training.run import check_device, check_init
     from training.run_folder import RunFolderError, claim_out, default_out
 
     if args.config is None and args.resume is None:  # the quick start, the config shipped with the package
@@ -154,14 +154,7 @@ def _train(args: argparse.Namespace, signals: Signals) -> int:
             _note(f"resuming {args.resume} at step {resume.step:,}{changes}")
     console = stderr_console()
     mode = "off" if args.quiet else "bar" if console.is_terminal else "lines"
-    start = resume.step if resume else 0
-    progress = Progress(console, cfg.total_steps, start, mode, cfg.time_limit * 60)
-    try:
-        summary = execute(cfg, out, resume.data if resume else None, progress, signals)
-    except RunFolderError as e:
-        raise folder_error(e) from None
-    except (ConfigError, CheckpointError) as e:
-        raise CliError(str(e)) from None
+    summary = train_with_progress(cfg, out, resume, console, mode, signals)
     decisions = summary["global_step"] - summary["start_step"]
     ended = f"stopped at the time limit ({cfg.time_limit:g} min) " if summary["time_limit"] else ""
     line = (

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from agurk.cli.stop_signals import Signals
+    from training.config import Config
+    from training.resume import Resume
 
 LOG_SECONDS = 30.0
 """Seconds between two plain progress lines when stderr is not a terminal."""
@@ -150,3 +156,26 @@ def _two_line_bar(console: Any, progress: Progress) -> Any:
         console=console,
         transient=False,
     )
+
+
+def train_with_progress(
+    cfg: Config, out: Path, resume: Resume | None, console: Any, mode: ProgressMode, signals: Signals
+) -> dict[str, Any]:
+    """Train ``cfg`` into the run folder ``out`` (continuing ``resume``) showing :class:`Progress`; the run's summary.
+
+    A run-folder, config or checkpoint error is one line (:class:`agurk.cli.common.CliError`).
+    """
+    from agents.policy import CheckpointError
+    from agurk.cli.common import CliError
+    from agurk.cli.run_folders import folder_error
+    from training.config import ConfigError
+    from training.run import execute
+    from training.run_folder import RunFolderError
+
+    progress = Progress(console, cfg.total_steps, resume.step if resume else 0, mode, cfg.time_limit * 60)
+    try:
+        return execute(cfg, out, resume.data if resume else None, progress, signals)
+    except RunFolderError as e:
+        raise folder_error(e) from None
+    except (ConfigError, CheckpointError) as e:
+        raise CliError(str(e)) from None
