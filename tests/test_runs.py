@@ -533,3 +533,14 @@ def test_config_changes_name_an_option_the_saved_config_lacks_against_its_defaul
     changed = config_changes(saved, config_from_dict({**TINY_TRAINING, "norm_adv_tables": True}))
     assert changed == ["norm_adv_tables False -> True"]
     assert config_changes(saved, config_from_dict(TINY_TRAINING)) == []
+
+
+def test_config_changes_name_each_mixture_family_added_removed_or_changed() -> None:
+    family = {"presets": ["quick"], "players": [4]}
+    mixture = {"families": {"a": family, "b": {**family, "weight": 2.0}}}
+    saved = config_to_dict(config_from_dict({**TINY_TRAINING, "mixture": mixture}))
+    now = {"families": {"a": {**family, "weight": 3.0}, "c": family}}
+    changed = config_changes(saved, config_from_dict({**TINY_TRAINING, "mixture": now}))
+    assert [c.split(" ")[0] for c in changed] == ["mixture.families.a", "mixture.families.c", "mixture.families.b"]
+    assert changed[1].startswith("mixture.families.c None -> {") and changed[2].endswith("-> None")
+    assert config_changes(saved, config_from_dict({**TINY_TRAINING, "mixture": mixture})) == []

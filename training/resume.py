@@ -67,11 +67,15 @@ def _game_differences(saved: dict[str, Any], cfg: Config) -> list[str]:
     return out
 
 
+_SECTIONS = ("pool", "eval", "expert", "mixture", "mixture.families")
+"""Config sections flattened to dotted keys; a mixture family is compared whole (``mixture.families.NAME``)."""
+
+
 def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A config dict with its sections flattened to dotted keys (``eval.every``)."""
+    """A config dict with its sections flattened to dotted keys (``eval.every``, ``mixture.families.hard4``)."""
     out: dict[str, Any] = {}
     for k, v in data.items():
-        if isinstance(v, dict) and k in ("pool", "eval"):
+        if isinstance(v, dict) and f"{prefix}{k}" in _SECTIONS:
             out.update(_flat(v, f"{prefix}{k}."))
         else:
             out[f"{prefix}{k}"] = v
@@ -84,7 +88,13 @@ def config_changes(saved: dict[str, Any], cfg: Config) -> list[str]:
     A key the saved config lacks (an option newer than the run) had its default there.
     """
     before, after = {**_flat(config_to_dict(Config())), **_flat(saved)}, _flat(config_to_dict(cfg))
-    return [f"{k} {before.get(k)!r} -> {v!r}" for k, v in after.items() if k in before and before[k] != v]
+    family = "mixture.families."
+    changed = [
+        f"{k} {before.get(k)!r} -> {v!r}"
+        for k, v in after.items()
+        if (k in before or k.startswith(family)) and before.get(k) != v
+    ]
+    return changed + [f"{k} {v!r} -> None" for k, v in before.items() if k.startswith(family) and k not in after]
 
 
 @dataclass
