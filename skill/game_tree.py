@@ -112,6 +112,55 @@ class GameTree:
         return r
 
 
+@dataclass
+class _Walk:
+    """A game's histories in walk order (depth first), with the information sets and sequences met."""
+
+    parent: list[int] = field(default_factory=list)
+    player: list[int] = field(default_factory=list)
+    weight: list[float] = field(default_factory=list)
+    seq: list[int] = field(default_factory=list)
+    infoset: list[int] = field(default_factory=list)
+    depth: list[int] = field(default_factory=list)
+    returns: dict[int, list[float]] = field(default_factory=dict)
+    keys: list[str] = field(default_factory=list)
+    infoset_player: list[int] = field(default_factory=list)
+    infoset_depth: list[int] = field(default_factory=list)
+    seq_start: list[int] = field(default_factory=lambda: [0])
+    seq_action: list[int] = field(default_factory=list)
+
+    def tree(self, n_players: int, start: float) -> GameTree:
+        """The histories in depth order (stable) as a :class:`GameTree`; ``start``: when the walk began."""
+        depth_arr = np.asarray(self.depth)
+        order = np.argsort(depth_arr, kind="stable")
+        new = np.empty_like(order)
+        new[order] = np.arange(order.size)
+        par = np.asarray(self.parent)[order]
+        par = np.where(par >= 0, new[np.maximum(par, 0)], -1)
+        ret = np.zeros((order.size, n_players))
+        for node, value in self.returns.items():
+            ret[new[node]] = value
+        bounds = np.searchsorted(depth_arr[order], np.arange(depth_arr.max() + 2))
+        levels = [(int(a), int(b)) for a, b in itertools.pairwise(bounds.tolist()) if b > a]
+        seq_start_arr = np.asarray(self.seq_start)
+        return GameTree(
+            num_players=n_players,
+            parent=par,
+            player=np.asarray(self.player)[order],
+            weight=np.asarray(self.weight)[order],
+            seq=np.asarray(self.seq)[order],
+            infoset=np.asarray(self.infoset)[order],
+            returns=ret,
+            levels=levels,
+            keys=self.keys,
+            infoset_player=np.asarray(self.infoset_player, dtype=np.int64),
+            seq_start=seq_start_arr,
+            seq_infoset=np.repeat(np.arange(len(self.keys)), np.diff(seq_start_arr)),
+            seq_action=np.asarray(self.seq_action, dtype=np.int64),
+            seconds=time.perf_counter() - start,
+        )
+
+
 def build_tree(
     game: Any,
     on_infoset: Callable[[Any, int], None] | None = None,
@@ -124,38 +173,26 @@ def build_tree(
     one depth (true of Agurk, whose information states count the cards dealt and played).
     """
     start = time.perf_counter()
-    n_players = game.num_players()
-    parent: list[int] = []
-    player: list[int] = []
-    weight: list[float] = []
-    seq: list[int] = []
-    infoset: list[int] = []
-    depth: list[int] = []
-    returns: dict[int, list[float]] = {}
+    w = _Walk()
     index: dict[str, int] = {}
-    keys: list[str] = []
-    infoset_player: list[int] = []
-    infoset_depth: list[int] = []
-    seq_start = [0]
-    seq_action: list[int] = []
     stack = [(game.new_initial_state(), -1, -1, 1.0, 0)]
     while stack:
         state, up, edge, prob, d = stack.pop()
-        node = len(parent)
-        parent.append(up)
-        weight.append(prob)
-        seq.append(edge)
-        depth.append(d)
+        node = len(w.parent)
+        w.parent.append(up)
+        w.weight.append(prob)
+        w.seq.append(edge)
+        w.depth.append(d)
         if progress is not None and node % 2048 == 0:
             progress(node)
         if state.is_terminal():
-            player.append(-4)
-            infoset.append(-1)
-            returns[node] = state.returns()
+            w.player.append(-4)
+            w.infoset.append(-1)
+            w.returns[node] = state.returns()
             continue
         if state.is_chance_node():
-            player.append(-1)
-            infoset.append(-1)
+            w.player.append(-1)
+            w.infoset.append(-1)
             children = [(state.child(a), node, -1, p, d + 1) for a, p in state.chance_outcomes()]
         else:
             mover = state.current_player()
@@ -163,46 +200,19 @@ def build_tree(
             i = index.get(key)
             legal = state.legal_actions()
             if i is None:
-                i = index[key] = len(keys)
-                keys.append(key)
-                infoset_player.append(mover)
-                infoset_depth.append(d)
-                seq_action.extend(legal)
-                seq_start.append(len(seq_action))
+                i = index[key] = len(w.keys)
+                w.keys.append(key)
+                w.infoset_player.append(mover)
+                w.infoset_depth.append(d)
+                w.seq_action.extend(legal)
+                w.seq_start.append(len(w.seq_action))
                 if on_infoset is not None:
                     on_infoset(state, i)
-            elif infoset_depth[i] != d:
-                raise ValueError(f"information set {key!r} has histories at depths {infoset_depth[i]} and {d}")
-            player.append(mover)
-            infoset.append(i)
-            base = seq_start[i]
+            elif w.infoset_depth[i] != d:
+                raise ValueError(f"information set {key!r} has histories at depths {w.infoset_depth[i]} and {d}")
+            w.player.append(mover)
+            w.infoset.append(i)
+            base = w.seq_start[i]
             children = [(state.child(a), node, base + k, 1.0, d + 1) for k, a in enumerate(legal)]
         stack.extend(reversed(children))
-    depth_arr = np.asarray(depth)
-    order = np.argsort(depth_arr, kind="stable")
-    new = np.empty_like(order)
-    new[order] = np.arange(order.size)
-    par = np.asarray(parent)[order]
-    par = np.where(par >= 0, new[np.maximum(par, 0)], -1)
-    ret = np.zeros((order.size, n_players))
-    for node, value in returns.items():
-        ret[new[node]] = value
-    bounds = np.searchsorted(depth_arr[order], np.arange(depth_arr.max() + 2))
-    levels = [(int(a), int(b)) for a, b in itertools.pairwise(bounds.tolist()) if b > a]
-    seq_start_arr = np.asarray(seq_start)
-    return GameTree(
-        num_players=n_players,
-        parent=par,
-        player=np.asarray(player)[order],
-        weight=np.asarray(weight)[order],
-        seq=np.asarray(seq)[order],
-        infoset=np.asarray(infoset)[order],
-        returns=ret,
-        levels=levels,
-        keys=keys,
-        infoset_player=np.asarray(infoset_player, dtype=np.int64),
-        seq_start=seq_start_arr,
-        seq_infoset=np.repeat(np.arange(len(keys)), np.diff(seq_start_arr)),
-        seq_action=np.asarray(seq_action, dtype=np.int64),
-        seconds=time.perf_counter() - start,
-    )
+    return w.tree(game.num_players(), start)

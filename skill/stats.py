@@ -126,6 +126,64 @@ def _interval(samples: np.ndarray) -> tuple[float | None, float | None]:
     return float(low), float(high)
 
 
+def _estimates(data: FocalData, real: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
+    """Every statistic for deal weights ``counts`` ``(R, D)`` (each row sums to ``D``); ``real``: the real agents."""
+    n = data.win.shape[1]
+    win = counts @ data.win.T / n  # (R, K)
+    result_penalty = -(counts @ data.penalty.T) / (counts @ data.rounds.T)
+    second = counts @ (data.win**2).T / n
+    sampling = (second - win**2) / (n - 1)  # variance of each agent's mean over deals
+    real_win = win[:, real]
+    p = real_win.mean(1)
+    var_skill = real_win.var(1, ddof=1) - sampling[:, real].mean(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(p * (1 - p) > 0, var_skill / (p * (1 - p)), np.nan)
+    theta = [fit_plackett_luce(st.chosen, st.risk, counts @ st.counts) for st in data.stages]
+    rating = np.stack([RATING_SCALE * (t[:, 0] - t[:, 1:].mean(1)) for t in theta], axis=1)  # (R, K)
+    return {"win": win, "penalty": result_penalty, "share": share, "rating": rating}
+
+
+def _stats(
+    point: dict[str, np.ndarray],
+    values: np.ndarray,
+    intervals: list[tuple[float | None, float | None]],
+    rating_ci: np.ndarray,
+    best_win: str,
+    best_penalty: str,
+) -> SkillStats:
+    """The :class:`SkillStats` of the point estimates, the derived ``values`` (see ``derived``) and their intervals."""
+    rs_win_ci, rs_penalty_ci, share_ci, spread_ci, upset_ci, *effects = intervals
+    share_low, share_high = share_ci
+    return SkillStats(
+        win_rate=point["win"],
+        result_penalty=point["penalty"],
+        rating=point["rating"],
+        rating_ci=rating_ci,
+        best_win=best_win,
+        best_penalty=best_penalty,
+        rs_win=_finite(values[0]),
+        rs_win_ci=rs_win_ci,
+        rs_penalty=_finite(values[1]),
+        rs_penalty_ci=rs_penalty_ci,
+        learning_win=float(values[5]),
+        learning_win_ci=effects[0],
+        random_win=float(values[6]),
+        random_win_ci=effects[1],
+        learning_penalty=float(values[7]),
+        learning_penalty_ci=effects[2],
+        random_penalty=float(values[8]),
+        random_penalty_ci=effects[3],
+        skill_share=_finite(values[2]),
+        skill_share_ci=share_ci,
+        n_star=_inverse(values[2]),
+        n_star_ci=(_inverse(share_high), _inverse(share_low)),
+        rating_spread=float(values[3]),
+        rating_spread_ci=spread_ci,
+        upset_rate=float(values[4]),
+        upset_rate_ci=upset_ci,
+    )
+
+
 def skill_stats(
     data: FocalData,
     random: str,
@@ -147,22 +205,7 @@ def skill_stats(
     candidates = real & (np.arange(k) != i_random)
     upset_agents = real & np.array([s != field for s in specs])
 
-    def estimates(counts: np.ndarray) -> dict[str, np.ndarray]:
-        """Every statistic for deal weights ``counts`` ``(R, D)`` (each row sums to ``D``)."""
-        win = counts @ data.win.T / n  # (R, K)
-        result_penalty = -(counts @ data.penalty.T) / (counts @ data.rounds.T)
-        second = counts @ (data.win**2).T / n
-        sampling = (second - win**2) / (n - 1)  # variance of each agent's mean over deals
-        real_win = win[:, real]
-        p = real_win.mean(1)
-        var_skill = real_win.var(1, ddof=1) - sampling[:, real].mean(1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            share = np.where(p * (1 - p) > 0, var_skill / (p * (1 - p)), np.nan)
-        theta = [fit_plackett_luce(st.chosen, st.risk, counts @ st.counts) for st in data.stages]
-        rating = np.stack([RATING_SCALE * (t[:, 0] - t[:, 1:].mean(1)) for t in theta], axis=1)  # (R, K)
-        return {"win": win, "penalty": result_penalty, "share": share, "rating": rating}
-
-    point = {key: value[0] for key, value in estimates(np.ones((1, n))).items()}
+    point = {key: value[0] for key, value in _estimates(data, real, np.ones((1, n))).items()}
     best_win = int(np.flatnonzero(candidates)[np.argmax(point["win"][candidates])])
     best_penalty = int(np.flatnonzero(candidates)[np.argmax(point["penalty"][candidates])])
     stronger = point["rating"] > 0  # than the field
@@ -194,38 +237,10 @@ def skill_stats(
     values = derived({key: value[None] for key, value in point.items()}, np.ones((1, n)))[0]
     boot, boot_rating = [], []
     for counts in deal_resamples(seed, n, resamples, chunk=max(1, 2_000_000 // max(n * k, 1))):
-        est = estimates(counts)
+        est = _estimates(data, real, counts)
         boot.append(derived(est, counts))
         boot_rating.append(est["rating"])
     samples = np.concatenate(boot)
     rating_ci = np.percentile(np.concatenate(boot_rating), [2.5, 97.5], axis=0).T
-    rs_win_ci, rs_penalty_ci, share_ci, spread_ci, upset_ci, *effects = (_interval(samples[:, j]) for j in range(9))
-    share_low, share_high = share_ci
-    return SkillStats(
-        win_rate=point["win"],
-        result_penalty=point["penalty"],
-        rating=point["rating"],
-        rating_ci=rating_ci,
-        best_win=specs[best_win],
-        best_penalty=specs[best_penalty],
-        rs_win=_finite(values[0]),
-        rs_win_ci=rs_win_ci,
-        rs_penalty=_finite(values[1]),
-        rs_penalty_ci=rs_penalty_ci,
-        learning_win=float(values[5]),
-        learning_win_ci=effects[0],
-        random_win=float(values[6]),
-        random_win_ci=effects[1],
-        learning_penalty=float(values[7]),
-        learning_penalty_ci=effects[2],
-        random_penalty=float(values[8]),
-        random_penalty_ci=effects[3],
-        skill_share=_finite(values[2]),
-        skill_share_ci=share_ci,
-        n_star=_inverse(values[2]),
-        n_star_ci=(_inverse(share_high), _inverse(share_low)),
-        rating_spread=float(values[3]),
-        rating_spread_ci=spread_ci,
-        upset_rate=float(values[4]),
-        upset_rate_ci=upset_ci,
-    )
+    intervals = [_interval(samples[:, j]) for j in range(9)]
+    return _stats(point, values, intervals, rating_ci, specs[best_win], specs[best_penalty])
