@@ -154,100 +154,149 @@ def started(session: Session) -> dict[str, Any]:
     return session.view()
 
 
-def create_app(limits: Limits | None = None) -> Starlette:
-    """The app with its own game store (``limits``: how many games, and for how long; default :class:`Limits`)."""
-    limits = limits or Limits()
-    store = Store(limits)
+async def _index(request: Request) -> Response:
+    return FileResponse(STATIC / "index.html")
 
-    mover = Mover(store.touch)
 
-    def lock(session: Session) -> None:
-        if not session.lock.acquire(blocking=False):
-            raise WebError(409, "the game is busy with another request of yours: wait for its answer")
+async def _favicon(request: Request) -> Response:  # for the browsers that ask before reading the page's link
+    return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
 
-    def game(request: Request) -> Session:
-        return store.get(request.path_params["game_id"], request.headers.get(TOKEN))
 
-    async def game_call(request: Request, work: Callable[[Session], Any]) -> Response:
+async def _options(request: Request) -> Response:
+    agents = [{"spec": kind.usage, "help": kind.help} for kind in AGENTS.values()]
+    return JSONResponse({"presets": list(PRESETS), "options": list(OPTION_NAMES), "agents": agents})
+
+
+def replay_frames(text: str, match: int) -> dict[str, Any]:
+    """The page's replay of match ``match`` of a record file's ``text``: seat names, seed, match and frames."""
+    held = record_lines(text)
+    if held and match >= held:
+        which = "match 0 only" if held == 1 else f"matches 0..{held - 1}"
+        raise WebError(400, f"match {match}: the file holds {held} record{'s' if held > 1 else ''} ({which})")
+    rec = parse_record(text, match, "the file")
+    data = steps(rec)
+    return {"names": seat_names(rec), "seed": rec.get("seed"), "match": rec.get("match"), "frames": data}
+
+
+async def _replay(request: Request) -> Response:
+    raw = await _body(request, MAX_RECORD)
+    match_text = request.query_params.get("match", "0")
+    if not match_text.isdigit():
+        raise WebError(400, f"match must be a whole number >= 0, not {match_text!r}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise WebError(400, "the file is not a text file of game records") from None
+    try:
+        return JSONResponse(await run_in_threadpool(replay_frames, text, int(match_text)))
+    except ReplayError as e:
+        raise WebError(400, replay_reason(str(e))) from None
+
+
+async def _web_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, WebError)
+    return _error(exc.status, str(exc))
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    what = {404: "no such page or API route", 405: "method not allowed on this route"}.get(exc.status_code)
+    return _error(exc.status_code, what or str(exc.detail))
+
+
+def _lock(session: Session) -> None:
+    if not session.lock.acquire(blocking=False):
+        raise WebError(409, "the game is busy with another request of yours: wait for its answer")
+
+
+def _played(card: str) -> Callable[[Session], dict[str, Any]]:
+    """The work of a play request (a thread-pool game): play ``card``, then the game's view."""
+
+    def work(s: Session) -> dict[str, Any]:
+        s.play(card.strip().upper())
+        return s.view()
+
+    return work
+
+
+def _stepped(s: Session) -> dict[str, Any]:
+    """The work of a step request: one agent's move, then the game's view."""
+    s.step()
+    return s.view()
+
+
+class _Games:
+    """The game routes of one app: its store of games (``limits``) and the heuristics' :class:`Mover`."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.store = Store(limits)
+        self.mover = Mover(self.store.touch)
+
+    def game(self, request: Request) -> Session:
+        return self.store.get(request.path_params["game_id"], request.headers.get(TOKEN))
+
+    async def game_call(self, request: Request, work: Callable[[Session], dict[str, Any]]) -> Response:
         """Run ``work(session)`` in the thread pool on the game of the path, if the token is its token."""
-        session = game(request)
+        session = self.game(request)
 
-        def locked() -> Any:
-            lock(session)
+        def locked() -> dict[str, Any]:
+            _lock(session)
             try:
                 return work(session)
             finally:
-                store.touch(session)
+                self.store.touch(session)
                 session.lock.release()
 
         return JSONResponse(await run_in_threadpool(locked))
 
-    async def index(request: Request) -> Response:
-        return FileResponse(STATIC / "index.html")
+    async def stats(self, request: Request) -> Response:
+        return JSONResponse({"games": len(self.store), "max_games": self.limits.max_games})
 
-    async def favicon(request: Request) -> Response:  # for the browsers that ask before reading the page's link
-        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
-
-    async def options(request: Request) -> Response:
-        agents = [{"spec": kind.usage, "help": kind.help} for kind in AGENTS.values()]
-        return JSONResponse({"presets": list(PRESETS), "options": list(OPTION_NAMES), "agents": agents})
-
-    async def stats(request: Request) -> Response:
-        return JSONResponse({"games": len(store), "max_games": limits.max_games})
-
-    async def create(request: Request) -> Response:
+    async def create(self, request: Request) -> Response:
         data = await _json(request)
-        session = await run_in_threadpool(new_session, data, limits.checkpoints)
+        session = await run_in_threadpool(new_session, data, self.limits.checkpoints)
         if session.batched:  # the heuristics' first moves with every other game's (Mover)
             session.lock.acquire()
-            view = await mover.reply(session)
+            view = await self.mover.reply(session)
         else:
             view = await run_in_threadpool(started, session)
-        game_id, token = store.add(session)
+        game_id, token = self.store.add(session)
         return JSONResponse({"id": game_id, "token": token, "view": view}, status_code=201)
 
-    async def view(request: Request) -> Response:
-        session = game(request)
-        lock(session)  # a view is quick: built here, unless another request holds the game
+    async def view(self, request: Request) -> Response:
+        session = self.game(request)
+        _lock(session)  # a view is quick: built here, unless another request holds the game
         try:
             return JSONResponse(session.view())
         finally:
             session.lock.release()
 
-    async def play(request: Request) -> Response:
+    async def play(self, request: Request) -> Response:
         data = await _json(request)
         card = data.get("card")
         if not isinstance(card, str) or set(data) != {"card"}:
             raise WebError(400, 'the body must be {"card": NAME}, e.g. {"card": "K"}')
 
-        session = game(request)
+        session = self.game(request)
         if session.batched:  # the card played here, the heuristics' replies with every other game's (Mover)
-            lock(session)
+            _lock(session)
             try:
                 session.person_plays(card.strip().upper())
             except BaseException:
                 session.lock.release()
                 raise
-            return JSONResponse(await mover.reply(session))
+            return JSONResponse(await self.mover.reply(session))
+        return await self.game_call(request, _played(card))
 
-        def work(s: Session) -> dict[str, Any]:
-            s.play(card.strip().upper())
-            return s.view()
+    async def step(self, request: Request) -> Response:
+        return await self.game_call(request, _stepped)
 
-        return await game_call(request, work)
+    async def hint(self, request: Request) -> Response:
+        return await self.game_call(request, lambda s: s.hint())
 
-    async def step(request: Request) -> Response:
-        def work(s: Session) -> dict[str, Any]:
-            s.step()
-            return s.view()
-
-        return await game_call(request, work)
-
-    async def hint(request: Request) -> Response:
-        return await game_call(request, lambda s: s.hint())
-
-    async def record(request: Request) -> Response:
-        session = store.get(request.path_params["game_id"], request.headers.get(TOKEN))
+    async def record(self, request: Request) -> Response:
+        session = self.game(request)
         rec = await run_in_threadpool(session.record)
         name = f"agurk-seed{session.seed}.jsonl"
         return Response(
@@ -256,50 +305,19 @@ def create_app(limits: Limits | None = None) -> Starlette:
             headers={"Content-Disposition": f'attachment; filename="{name}"'},
         )
 
-    async def delete(request: Request) -> Response:
-        store.get(request.path_params["game_id"], request.headers.get(TOKEN))
-        store.remove(request.path_params["game_id"])
+    async def delete(self, request: Request) -> Response:
+        self.game(request)
+        self.store.remove(request.path_params["game_id"])
         return Response(status_code=204)
 
-    async def replay(request: Request) -> Response:
-        raw = await _body(request, MAX_RECORD)
-        match_text = request.query_params.get("match", "0")
-        if not match_text.isdigit():
-            raise WebError(400, f"match must be a whole number >= 0, not {match_text!r}")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise WebError(400, "the file is not a text file of game records") from None
-
-        def frames() -> dict[str, Any]:
-            match, held = int(match_text), record_lines(text)
-            if held and match >= held:
-                which = "match 0 only" if held == 1 else f"matches 0..{held - 1}"
-                raise WebError(400, f"match {match}: the file holds {held} record{'s' if held > 1 else ''} ({which})")
-            rec = parse_record(text, match, "the file")
-            data = steps(rec)
-            return {"names": seat_names(rec), "seed": rec.get("seed"), "match": rec.get("match"), "frames": data}
-
-        try:
-            return JSONResponse(await run_in_threadpool(frames))
-        except ReplayError as e:
-            raise WebError(400, replay_reason(str(e))) from None
-
-    async def web_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, WebError)
-        return _error(exc.status, str(exc))
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)
-        what = {404: "no such page or API route", 405: "method not allowed on this route"}.get(exc.status_code)
-        return _error(exc.status_code, what or str(exc.detail))
-
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        """The app's life: a sweeper task removes the expired games every so often."""
+
         async def sweeper() -> None:
             while True:
-                await asyncio.sleep(min(SWEEP_S, limits.finished_s, limits.idle_s))
-                store.sweep()
+                await asyncio.sleep(min(SWEEP_S, self.limits.finished_s, self.limits.idle_s))
+                self.store.sweep()
 
         task = asyncio.create_task(sweeper())
         try:
@@ -307,25 +325,29 @@ def create_app(limits: Limits | None = None) -> Starlette:
         finally:
             task.cancel()
 
+
+def create_app(limits: Limits | None = None) -> Starlette:
+    """The app with its own game store (``limits``: how many games, and for how long; default :class:`Limits`)."""
+    games = _Games(limits or Limits())
     routes = [
-        Route("/", index),
-        Route("/favicon.ico", favicon),
-        Route("/api/options", options),
-        Route("/api/stats", stats),
-        Route("/api/games", create, methods=["POST"]),
-        Route("/api/games/{game_id}", view, methods=["GET"]),
-        Route("/api/games/{game_id}", delete, methods=["DELETE"]),
-        Route("/api/games/{game_id}/play", play, methods=["POST"]),
-        Route("/api/games/{game_id}/step", step, methods=["POST"]),
-        Route("/api/games/{game_id}/hint", hint, methods=["POST"]),
-        Route("/api/games/{game_id}/record", record, methods=["GET"]),
-        Route("/api/replay", replay, methods=["POST"]),
+        Route("/", _index),
+        Route("/favicon.ico", _favicon),
+        Route("/api/options", _options),
+        Route("/api/stats", games.stats),
+        Route("/api/games", games.create, methods=["POST"]),
+        Route("/api/games/{game_id}", games.view, methods=["GET"]),
+        Route("/api/games/{game_id}", games.delete, methods=["DELETE"]),
+        Route("/api/games/{game_id}/play", games.play, methods=["POST"]),
+        Route("/api/games/{game_id}/step", games.step, methods=["POST"]),
+        Route("/api/games/{game_id}/hint", games.hint, methods=["POST"]),
+        Route("/api/games/{game_id}/record", games.record, methods=["GET"]),
+        Route("/api/replay", _replay, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC)),
     ]
     app = Starlette(
         routes=routes,
-        exception_handlers={WebError: web_error, HTTPException: http_error},
-        lifespan=lifespan,
+        exception_handlers={WebError: _web_error, HTTPException: _http_error},
+        lifespan=games.lifespan,
     )
-    app.state.store = store
+    app.state.store = games.store
     return app
