@@ -12,7 +12,7 @@ import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,8 +23,11 @@ try:
 except ImportError:  # pragma: no cover - the base install has no OpenSpiel
     raise ImportError('skill.game_tree needs OpenSpiel: pip install -e ".[openspiel]"') from None
 
+if TYPE_CHECKING:
+    from open_spiel.python.policy import TabularPolicy
 
-def load_game(params: dict[str, Any]) -> Any:
+
+def load_game(params: dict[str, Any]) -> pyspiel.Game:
     """``pyspiel.load_game("python_agurk", params)``."""
     return pyspiel.load_game(openspiel_game.NAME, params)
 
@@ -93,7 +96,7 @@ class GameTree:
             raise ValueError("an action is not legal in its information set")
         return chosen.astype(np.float64)
 
-    def from_openspiel(self, tabular: Any) -> np.ndarray:
+    def from_openspiel(self, tabular: TabularPolicy) -> np.ndarray:
         """``(S,)`` an OpenSpiel ``TabularPolicy`` (looked up by information state string)."""
         rows = np.array([tabular.state_lookup[k] for k in self.keys])
         return tabular.action_probability_array[rows[self.seq_infoset], self.seq_action].astype(np.float64)
@@ -162,8 +165,8 @@ class _Walk:
 
 
 def build_tree(
-    game: Any,
-    on_infoset: Callable[[Any, int], None] | None = None,
+    game: pyspiel.Game,
+    on_infoset: Callable[[pyspiel.State, int], None] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> GameTree:
     """Walk every history of ``game`` once (OpenSpiel API only) into a :class:`GameTree`.

@@ -236,11 +236,11 @@ class _Games:
     def game(self, request: Request) -> Session:
         return self.store.get(request.path_params["game_id"], request.headers.get(TOKEN))
 
-    async def game_call(self, request: Request, work: Callable[[Session], dict[str, Any]]) -> Response:
+    async def game_call(self, request: Request, work: Callable[[Session], object]) -> Response:
         """Run ``work(session)`` in the thread pool on the game of the path, if the token is its token."""
         session = self.game(request)
 
-        def locked() -> dict[str, Any]:
+        def locked() -> object:
             _lock(session)
             try:
                 return work(session)
