@@ -101,10 +101,10 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from agurk_env import engine, observation
-from agurk_env.records import hand_counts, partial_round_record, round_record
+from agurk_env.records import MatchRecord, hand_counts, partial_round_record, round_record
 from agurk_env.render import RENDER_MODES, illegal_message, render_text
 from agurk_env.rewards import EPISODES, Episode, placement_rewards, round_rewards
-from agurk_env.rules import Rules, check_choice, make_rules
+from agurk_env.rules import Rules, RuleValue, check_choice, make_rules
 from agurk_env.spaces import observation_box
 from agurk_env.state import state_box, state_vector
 
@@ -123,7 +123,7 @@ def env(
     episode: Episode = "round",
     render_mode: str | None = None,
     out_seats: OutSeats = "stay",
-    **options: Any,
+    **options: RuleValue,
 ):
     """The Agurk AEC environment in PettingZoo's standard ``OrderEnforcingWrapper``.
 
@@ -148,7 +148,7 @@ class raw_env(AECEnv):
         episode: Episode = "round",
         render_mode: str | None = None,
         out_seats: OutSeats = "stay",
-        **options: Any,
+        **options: RuleValue,
     ) -> None:
         super().__init__()
         self.rules = make_rules(rules, **options)
@@ -327,7 +327,7 @@ class raw_env(AECEnv):
     def close(self) -> None:
         """Nothing to release."""
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> MatchRecord:
         """The current match's record so far, in the RULES.md format.
 
         ``agents`` holds the agent names, and ``match`` the match number of the seed (as
@@ -339,7 +339,7 @@ class raw_env(AECEnv):
         rounds = [round_record(self.rules, end) for end in self._round_ends]
         if not st.round_over[0]:
             rounds.append(partial_round_record(self.rules, st))
-        rec: dict[str, Any] = {
+        rec: MatchRecord = {
             "rules": self.rules.to_dict(),
             "seed": int(st.seed),
             "match": int(st.match_id[0]),

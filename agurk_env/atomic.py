@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 
 def file_mode() -> int:
@@ -46,7 +46,7 @@ def atomic_file(path: str | Path) -> Iterator[IO[bytes]]:
     _sync_folder(path.parent)
 
 
-def atomic_write(path: str | Path, write: Callable[[IO[bytes]], Any]) -> None:
+def atomic_write(path: str | Path, write: Callable[[IO[bytes]], object]) -> None:
     """Create ``path`` from ``write(file)`` through :func:`atomic_file`.
 
     An exception while writing (an interruption too) removes the temporary file and leaves

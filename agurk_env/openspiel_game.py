@@ -57,10 +57,12 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 try:
     import pyspiel
@@ -78,7 +80,9 @@ DEALS: tuple[str, ...] = ("hand", "card")
 """The chance models: one outcome per hand, or one per card."""
 MAX_HANDS = 200_000
 """Most distinct hands ``deal=hand`` enumerates (beyond it, use ``deal=card``)."""
-PARAMETERS: dict[str, Any] = {
+GameParameter = int | float | str | bool
+"""The value of one game parameter, as ``pyspiel.load_game`` takes them."""
+PARAMETERS: dict[str, GameParameter] = {
     "rules": "standard",
     "episode": "round",
     "deal": "hand",
@@ -91,7 +95,7 @@ HISTORY_SLICE = "history"
 """Name of the information-state tensor's slice after the observation."""
 
 
-def _game_type(utility: Any) -> Any:
+def _game_type(utility: pyspiel.GameType.Utility) -> pyspiel.GameType:
     """The registered game type, with ``utility``."""
     return pyspiel.GameType(
         short_name=NAME,
@@ -118,7 +122,7 @@ GAME_TYPE = _game_type(pyspiel.GameType.Utility.GENERAL_SUM)
 # ----------------------------------------------------------------------------- parameters and deck
 
 
-def rules_from_params(params: dict[str, Any]) -> Rules:
+def rules_from_params(params: Mapping[str, GameParameter]) -> Rules:
     """The :class:`Rules` of game parameters: the preset with every option that is not ``-1`` / ``""`` on top."""
     overrides: dict[str, Any] = {}
     for name in OPTION_NAMES:
@@ -202,7 +206,7 @@ class _Config:
     deal: str
     deck: tuple[int, ...]
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> _Config:
+    def __deepcopy__(self, memo: dict[int, object]) -> _Config:
         return self
 
 
@@ -233,7 +237,7 @@ def _max_rounds(rules: Rules, deck: np.ndarray) -> int:
 class AgurkGame(pyspiel.Game):
     """Agurk under one rule set, deck and episode kind (see the module docstring)."""
 
-    def __init__(self, params: dict[str, Any] | None = None) -> None:
+    def __init__(self, params: Mapping[str, GameParameter] | None = None) -> None:
         params = {**PARAMETERS, **(params or {})}
         rules = rules_from_params(params)
         episode, deal = str(params["episode"]), str(params["deal"])
@@ -283,7 +287,9 @@ class AgurkGame(pyspiel.Game):
         """The state before the first deal."""
         return AgurkState(self)
 
-    def make_py_observer(self, iig_obs_type: Any = None, params: dict[str, Any] | None = None) -> AgurkObserver:
+    def make_py_observer(
+        self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: Mapping[str, GameParameter] | None = None
+    ) -> AgurkObserver:
         """The observer: information state (``perfect_recall``) or observation."""
         return AgurkObserver(self.rules, iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), params)
 
@@ -298,7 +304,7 @@ class _Node:
         self.legal: int | None = None
         self.obs: dict[int, np.ndarray] = {}
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> _Node:
+    def __deepcopy__(self, memo: dict[int, object]) -> _Node:
         return self
 
     def __getstate__(self) -> engine.State:
@@ -325,7 +331,7 @@ class _Log:
     gains: tuple[float, ...] = ()
     over: bool = False
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> _Log:
+    def __deepcopy__(self, memo: dict[int, object]) -> _Log:
         return self
 
 
@@ -527,7 +533,7 @@ class AgurkState(pyspiel.State):
         )
 
 
-def _cards_text(counts: Any) -> str:
+def _cards_text(counts: npt.ArrayLike) -> str:
     """Card counts ``(A,)`` as names in action order (``2 K K``); ``-`` for none."""
     return " ".join(CARDS[c] for c, n in enumerate(np.asarray(counts).tolist()) for _ in range(int(n))) or "-"
 
@@ -538,7 +544,9 @@ def _cards_text(counts: Any) -> str:
 class AgurkObserver:
     """OpenSpiel's observer interface: ``tensor`` and its named views ``dict``, ``set_from``, ``string_from``."""
 
-    def __init__(self, rules: Rules, iig_obs_type: Any, params: dict[str, Any] | None) -> None:
+    def __init__(
+        self, rules: Rules, iig_obs_type: pyspiel.IIGObservationType, params: Mapping[str, GameParameter] | None
+    ) -> None:
         if params:
             raise ValueError(f"observation parameters are not supported, got {params}")
         if not iig_obs_type.public_info or iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER:

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 TRUE_WORDS = ("true", "1", "yes", "on")
 FALSE_WORDS = ("false", "0", "no", "off")
+_T = TypeVar("_T")
 
 
 class OptionError(ValueError):
@@ -54,7 +55,7 @@ class Bounds:
 
 
 def option(
-    default: Any,
+    default: _T,
     *,
     low: float | None = None,
     high: float | None = None,
@@ -63,7 +64,7 @@ def option(
     none: str | None = None,
     flag: tuple[str, str] = ("true", "false"),
     renamed: Mapping[str, str] | None = None,
-) -> Any:
+) -> _T:
     """A dataclass field with bounds (a list or dict default is copied for every instance)."""
     bounds = Bounds(low, high, above, below, none, flag, tuple((renamed or {}).items()))
     if isinstance(default, list | dict):
@@ -107,7 +108,7 @@ class Option:
         """The default as it is written in text (``auto`` for ``None``, ``on``/``off`` for flags)."""
         return self.show(self.default)
 
-    def show(self, value: Any) -> str:
+    def show(self, value: object) -> str:
         """``value`` as it is written in text."""
         if value is None:
             return self.bounds.none or "none"
@@ -122,7 +123,7 @@ class Option:
             return f"{self.bounds.none or 'none'} or {words}"
         return words
 
-    def convert(self, value: Any, key: str | None = None) -> Any:
+    def convert(self, value: object, key: str | None = None) -> Any:
         """``value`` (text or a YAML value) as the option's type, in bounds; :class:`OptionError` names ``key``."""
         if value.__class__ is self._plain and (self._plain is not float or math.isfinite(value)):
             if self._plain in (str, bool) or _within(value, self.bounds):
@@ -148,11 +149,11 @@ class _Bad(Exception):
     """A value that does not convert (reported by :meth:`Option.convert` with the key)."""
 
 
-def _optional(hint: Any) -> bool:
+def _optional(hint: object) -> bool:
     return typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in typing.get_args(hint)
 
 
-def _base(hint: Any) -> Any:
+def _base(hint: object) -> object:
     """The type without ``| None``."""
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(hint) if a is not type(None)]
@@ -181,7 +182,7 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-def _words(base: Any, bounds: Bounds) -> tuple[str, str]:
+def _words(base: object, bounds: Bounds) -> tuple[str, str]:
     """The type in words: short (``int``, ``a|b``: help and docs) and as a message gives it (``an integer >= 1``)."""
     origin = typing.get_origin(base)
     if origin is typing.Literal:
@@ -223,7 +224,7 @@ def _number(text: str) -> float:
         raise _Bad from None
 
 
-def _convert(base: Any, value: Any, key: str) -> Any:
+def _convert(base: object, value: object, key: str) -> object:
     origin = typing.get_origin(base)
     if base is Any:
         return value
@@ -267,7 +268,7 @@ def _convert(base: Any, value: Any, key: str) -> Any:
     raise _Bad  # pragma: no cover - a type no option set declares
 
 
-def _numbers(value: Any) -> Iterable[float]:
+def _numbers(value: object) -> Iterable[float]:
     """The numbers the bounds apply to: the value, or every item of a list or mapping."""
     if isinstance(value, bool):
         return ()
@@ -326,15 +327,12 @@ def declared(cls: type) -> dict[str, Option]:
     return out
 
 
-_T = TypeVar("_T")
-
-
 def unknown(key: str, names: Iterable[str], noun: str = "option") -> OptionError:
     """The one-line error of an unknown option ``key``, listing the known ones."""
     return OptionError(f"unknown {noun} {key!r}; {noun}s are: {', '.join(names)}")
 
 
-def build(cls: type[_T], data: Mapping[str, Any], noun: str = "option", prefix: str = "") -> _T:
+def build(cls: type[_T], data: Mapping[str, object], noun: str = "option", prefix: str = "") -> _T:
     """An instance of the option set ``cls`` from (partial) ``data``: every value converted; unknown keys refused."""
     options = declared(cls)
     for key in data:
@@ -343,7 +341,7 @@ def build(cls: type[_T], data: Mapping[str, Any], noun: str = "option", prefix: 
     return cls(**{k: options[k].convert(v, f"{prefix}{k}") for k, v in data.items()})
 
 
-def check(instance: Any, error: type[Exception] = OptionError) -> None:
+def check(instance: object, error: type[Exception] = OptionError) -> None:
     """Convert every field of a dataclass instance in place (``__post_init__``): its type and bounds, one place."""
     for name, opt in declared(type(instance)).items():
         value = getattr(instance, name)
@@ -357,7 +355,7 @@ def check(instance: Any, error: type[Exception] = OptionError) -> None:
             object.__setattr__(instance, name, converted)
 
 
-def check_choice(name: str, value: Any, allowed: Iterable[Any]) -> None:
+def check_choice(name: str, value: object, allowed: Iterable[object]) -> None:
     """Raise :class:`OptionError` naming ``name`` unless ``value`` is one of ``allowed`` (a keyword's check)."""
     allowed = tuple(allowed)
     if value not in allowed:

@@ -12,14 +12,50 @@ seed, so ``(seed, match)`` names the deals of a record.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
 from agurk_env import engine
-from agurk_env.rules import CARDS, Rules
+from agurk_env.rules import CARDS, Rules, RuleValue
 
 _NAMES: tuple[str, ...] = (*CARDS, "")  # index -1 ("no card") never reaches a record
+
+
+class TrickRecord(TypedDict):
+    """One trick of a record: its leader, the plays ``[seat, card name]`` in playing order, its winner once taken."""
+
+    leader: int
+    plays: list[list[int | str]]
+    winner: NotRequired[int]
+    legal: NotRequired[list[list[str]]]
+    """Only in records made ``with_legal``: the legal card names of each play."""
+
+
+class RoundRecord(TypedDict):
+    """One round of a record; a round in progress has ``dealer``, ``hands`` (as dealt) and ``tricks`` only."""
+
+    dealer: int
+    hands: list[list[str]]
+    tricks: list[TrickRecord]
+    penalties: NotRequired[list[int]]
+    scores: NotRequired[list[int]]
+    lives: NotRequired[list[int]]
+    """Only in lives mode."""
+    out: NotRequired[list[int]]
+    rebought: NotRequired[list[int]]
+
+
+class MatchRecord(TypedDict):
+    """A match record (RULES.md "Game records"); ``winners`` is present once the match is over."""
+
+    rules: dict[str, RuleValue]
+    seed: int
+    match: int
+    agents: list[str]
+    rounds: list[RoundRecord]
+    winners: NotRequired[list[int]]
 
 
 def card_names(bits: int) -> list[str]:
@@ -42,7 +78,7 @@ class Recorder:
         self.agents = [str(a) for a in agents]
         self.with_legal = with_legal
         self._rules_dict = rules.to_dict()
-        self._rounds: list[list[dict[str, Any]]] = [[] for _ in range(batch)]
+        self._rounds: list[list[RoundRecord]] = [[] for _ in range(batch)]
         h, p = rules.hand_size, rules.players
         self._legal = np.zeros((batch, h, p), np.int64) if with_legal else None
         self._legal_names: dict[int, list[str]] = {}
@@ -61,7 +97,7 @@ class Recorder:
         slot = (np.arange(state.batch) * h + state.trick_no) * p + state.cur
         self._legal.reshape(-1)[slot] = legal_bits
 
-    def after_play(self, state: engine.State) -> list[dict[str, Any]]:
+    def after_play(self, state: engine.State) -> list[MatchRecord]:
         """Record the rounds that just ended; return the records of the matches that just ended.
 
         Call after :func:`engine.play` and before :func:`engine.advance`; a finished
@@ -73,7 +109,7 @@ class Recorder:
         for g, rnd in zip(ended.tolist(), self._rounds_of(state, ended), strict=True):
             self._rounds[g].append(rnd)
         over = np.flatnonzero(state.match_over)
-        records = []
+        records: list[MatchRecord] = []
         for g in over.tolist():
             records.append(
                 {
@@ -88,7 +124,7 @@ class Recorder:
             self._rounds[g] = []
         return records
 
-    def _rounds_of(self, state: engine.State, idx: np.ndarray) -> list[dict[str, Any]]:
+    def _rounds_of(self, state: engine.State, idx: np.ndarray) -> list[RoundRecord]:
         """The round dicts of games ``idx``, whose rounds just ended."""
         p = self.rules.players
         tricks = state.tricks[idx]  # (k, H, P) card of each seat; -1 for seats out
@@ -105,11 +141,11 @@ class Recorder:
         rebought = state.rebought_now[idx]
         dealer = state.dealer[idx].tolist()
         order_l, cards_l, hands_l, leader_l = order.tolist(), cards.tolist(), hands.tolist(), leader.tolist()
-        rounds = []
+        rounds: list[RoundRecord] = []
         for i in range(idx.size):
             trick_dicts = []
             for t, (seats, played) in enumerate(zip(order_l[i], cards_l[i], strict=True)):
-                trick: dict[str, Any] = {
+                trick: TrickRecord = {
                     "leader": leader_l[i][t],
                     "plays": [[s, _NAMES[c]] for s, c in zip(seats, played, strict=True) if c >= 0],
                     "winner": winners[i][t],
@@ -117,7 +153,7 @@ class Recorder:
                 if legal is not None:
                     trick["legal"] = [self._names(b) for b, c in zip(legal[i][t], played, strict=True) if c >= 0]
                 trick_dicts.append(trick)
-            rnd: dict[str, Any] = {
+            rnd: RoundRecord = {
                 "dealer": dealer[i],
                 "hands": [[_NAMES[c] for c in hand if c >= 0] for hand in hands_l[i]],
                 "tricks": trick_dicts,
@@ -139,14 +175,14 @@ class Recorder:
         return list(names)
 
 
-def round_record(rules: Rules, state: engine.State) -> dict[str, Any]:
+def round_record(rules: Rules, state: engine.State) -> RoundRecord:
     """The RULES.md round dict of the round that just ended in game 0 (via :class:`Recorder`)."""
     one = state.take(slice(0, 1))
     one = one._replace(match_over=np.ones(1, bool))  # a one-round "match": the recorder hands it back now
     return Recorder(rules, 1, [""] * rules.players).after_play(one)[0]["rounds"][0]
 
 
-def partial_round_record(rules: Rules, state: engine.State) -> dict[str, Any]:
+def partial_round_record(rules: Rules, state: engine.State) -> RoundRecord:
     """A round in progress in game 0: ``dealer``, the dealt ``hands`` and the ``tricks`` so far.
 
     A trick in progress has ``leader`` and ``plays`` only (no ``winner`` yet).
@@ -161,14 +197,14 @@ def partial_round_record(rules: Rules, state: engine.State) -> dict[str, Any]:
         leader = int(state.trick_leader[0, t])
         seats = [(leader + k) % p for k in range(p)]
         plays = [[s, CARDS[int(tricks[t, s])]] for s in seats if tricks[t, s] >= 0]
-        trick: dict[str, Any] = {"leader": leader, "plays": plays}
+        trick: TrickRecord = {"leader": leader, "plays": plays}
         if t < done:
             trick["winner"] = int(state.trick_winner[0, t])
         trick_dicts.append(trick)
     return {"dealer": int(state.dealer[0]), "hands": hands, "tricks": trick_dicts}
 
 
-def hand_counts(rules: Rules, state: engine.State, hands: Any) -> np.ndarray:
+def hand_counts(rules: Rules, state: engine.State, hands: np.ndarray | Sequence[Sequence[str]]) -> np.ndarray:
     """``(P, A)`` card counts from card-name lists or counts, checked against the deck and game 0's seats."""
     p, a = rules.players, rules.num_actions
     if isinstance(hands, np.ndarray) and hands.dtype != object:

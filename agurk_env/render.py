@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from agurk_env import engine
 from agurk_env.records import card_names
@@ -67,7 +67,7 @@ def render_text(rules: Rules, state: engine.State, names: list[str], game: int =
     return "\n".join(lines)
 
 
-def illegal_message(who: str, action: Any, bits: int, actions: int) -> str:
+def illegal_message(who: str, action: object, bits: int, actions: int) -> str:
     """The error text for an illegal ``action`` of ``who`` whose legal card set is ``bits``."""
     legal = card_text(bits)
     try:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from agurk_env.options import OptionError, check, declared, option, unknown
 from agurk_env.options import check_choice as check_choice
@@ -32,6 +32,9 @@ Scoring = Literal["last_trick", "every_trick"]
 LastTrickTies = Literal["all", "winner"]
 LimitRule = Literal["reach", "exceed"]
 MatchEnd = Literal["last_standing", "first_out"]
+RuleValue = int | str | bool | None
+"""The value of one rule option (``players=5``, ``ace="low"``, ``twos_rule=True``, ``ace_points=None``)."""
+
 
 class RulesError(OptionError):
     """An invalid option, value or combination of options (one-line message)."""
@@ -97,19 +100,19 @@ class Rules:
         """52 cards plus the jokers."""
         return DECK_SIZE + self.jokers
 
-    def replace(self, **changes: Any) -> Rules:
+    def replace(self, **changes: RuleValue) -> Rules:
         """Return a copy with some options changed (``ace_points`` re-resolves with ``ace``)."""
         current = self.to_dict()
         if "ace" in changes and "ace_points" not in changes:
             current.pop("ace_points")
         return Rules.from_dict({**current, **changes})
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, RuleValue]:
         """Every option and its value, in RULES.md table order."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Rules:
+    def from_dict(cls, data: Mapping[str, RuleValue]) -> Rules:
         """Build from a (partial) option dict; unknown options are refused."""
         for key in data:
             if key not in OPTION_NAMES:
@@ -117,7 +120,7 @@ class Rules:
         return cls(**data)
 
     @classmethod
-    def preset(cls, name: str, **overrides: Any) -> Rules:
+    def preset(cls, name: str, **overrides: RuleValue) -> Rules:
         """The named preset (``agurk rules`` lists them), with any options overridden on top of it.
 
         ``overrides`` are rule options by name (any field of :class:`Rules`); an unknown
@@ -146,7 +149,7 @@ _EVERY_TRICK = {
 }
 _DANISH21 = {"limit": 21, "ace_lock": "any"}
 
-PRESETS: dict[str, dict[str, Any]] = {
+PRESETS: dict[str, dict[str, RuleValue]] = {
     "standard": {},
     "danish21": dict(_DANISH21),
     "every_trick": dict(_EVERY_TRICK),
@@ -168,7 +171,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 """Each preset as the options that differ from the defaults (RULES.md)."""
 
 
-def make_rules(rules: str | Rules = "standard", **options: Any) -> Rules:
+def make_rules(rules: str | Rules = "standard", **options: RuleValue) -> Rules:
     """A preset name or a :class:`Rules`, with any rule options overridden on top."""
     if isinstance(rules, Rules):
         return rules.replace(**options) if options else rules
@@ -177,7 +180,7 @@ def make_rules(rules: str | Rules = "standard", **options: Any) -> Rules:
     raise TypeError(f"rules must be a preset name or a Rules object, not {type(rules).__name__}")
 
 
-def parse_option(name: str, text: str) -> Any:
+def parse_option(name: str, text: str) -> RuleValue:
     """Convert a command-line ``OPTION=VALUE`` string to the option's type (the one converter of options)."""
     if name not in OPTION_NAMES:
         raise RulesError(str(unknown(name, OPTION_NAMES, "rule option")))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -72,7 +72,7 @@ def rule_array(sp: Tables) -> np.ndarray:
     return out
 
 
-def _signatures() -> dict[str, Any]:
+def _signatures() -> dict[str, object]:
     """The one signature of each entry point: the engine state's dtypes, C-contiguous (the engine's)."""
     import numba
 

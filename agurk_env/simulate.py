@@ -15,11 +15,10 @@ size when the agents choose deterministically from the legal set).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 from agurk_env.agent import Agent
 from agurk_env.matches import DEFAULT_BATCH, play_matches
-from agurk_env.records import Recorder
+from agurk_env.records import MatchRecord, Recorder
 from agurk_env.rules import Rules
 
 
@@ -30,8 +29,8 @@ def simulate(
     seed: int,
     batch: int | None = None,
     with_legal: bool = False,
-    progress: Callable[[int], Any] | None = None,
-) -> Iterator[dict[str, Any]]:
+    progress: Callable[[int], object] | None = None,
+) -> Iterator[MatchRecord]:
     """Yield the records of matches ``0..n_matches-1`` of ``seed``, in match-number order.
 
     ``agents`` holds one agent per seat (one object may sit in several seats; it is
@@ -48,7 +47,7 @@ def simulate(
     if batch < 1:
         raise ValueError(f"batch must be >= 1, not {batch}")
     recorder = Recorder(rules, batch, [agent.spec for agent in agents], with_legal=with_legal)
-    pending: dict[int, dict[str, Any]] = {}
+    pending: dict[int, MatchRecord] = {}
     next_out = 0
     for step in play_matches(rules, agents, n_matches, seed, batch):
         if step.kept is not None:

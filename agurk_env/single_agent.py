@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 import gymnasium
 import numpy as np
@@ -58,7 +58,10 @@ from agurk_env import engine, observation, specs
 from agurk_env.agent import Agent, RandomAgent, dispatch
 from agurk_env.render import RENDER_MODES, illegal_message, render_text
 from agurk_env.rewards import EPISODES, Episode, placement_rewards, round_rewards
-from agurk_env.rules import Rules, check_choice, make_rules
+from agurk_env.rules import Rules, RuleValue, check_choice, make_rules
+
+if TYPE_CHECKING:
+    from agurk_env.vec_env import AgurkVecEnv
 from agurk_env.spaces import observation_box
 
 Illegal = Literal["lowest", "raise"]
@@ -104,7 +107,7 @@ class LearnerGames:
         seat: int | None = None,
         episode: Episode = "round",
         illegal: Illegal = "lowest",
-        **options: Any,
+        **options: RuleValue,
     ) -> None:
         check_choice("episode", episode, EPISODES)
         check_choice("illegal", illegal, ILLEGAL)
@@ -276,7 +279,7 @@ class AgurkEnv(gymnasium.Env):
         episode: Episode = "round",
         render_mode: str | None = None,
         illegal: Illegal = "lowest",
-        **options: Any,
+        **options: RuleValue,
     ) -> None:
         check_choice("render_mode", render_mode, [None, *RENDER_MODES])
         self.games = LearnerGames(rules, 1, opponents, seat, episode, illegal, **options)
@@ -284,7 +287,7 @@ class AgurkEnv(gymnasium.Env):
         self.observation_space, self.action_space = self.games.observation_space, self.games.action_space
         self._episode_over = True
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+    def reset(self, *, seed: int | None = None, options: dict[str, object] | None = None) -> tuple[np.ndarray, dict]:
         """Start an episode: match 0 of ``seed``; without a seed, the episode already dealt or the next match."""
         super().reset(seed=seed)
         if seed is not None:
@@ -334,7 +337,7 @@ def _rendered(render_mode: str | None, games: LearnerGames) -> tuple[str, ...] |
 
 
 def single_agent_env(
-    rules: str | Rules = "standard", opponents: Opponents = None, seat: int | None = None, **options: Any
+    rules: str | Rules = "standard", opponents: Opponents = None, seat: int | None = None, **options: RuleValue
 ) -> AgurkEnv:
     """A ``gymnasium.Env`` where one learner plays ``opponents`` (see the module docstring).
 
@@ -375,7 +378,7 @@ class AgurkVectorEnv(VectorEnv):
         episode: Episode = "round",
         render_mode: str | None = None,
         illegal: Illegal = "lowest",
-        **options: Any,
+        **options: RuleValue,
     ) -> None:
         check_choice("render_mode", render_mode, [None, *RENDER_MODES])
         self.games = LearnerGames(rules, num_envs, opponents, seat, episode, illegal, **options)
@@ -385,7 +388,7 @@ class AgurkVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+    def reset(self, *, seed: int | None = None, options: dict[str, object] | None = None) -> tuple[np.ndarray, dict]:
         """Start new matches in every game: matches ``0..num_envs-1`` of ``seed``, or the next ones."""
         super().reset(seed=seed)
         if seed is None and self.games.state is None:
@@ -425,7 +428,7 @@ class AgurkVectorEnv(VectorEnv):
         return _rendered(self.render_mode, self.games)
 
 
-def _put_info(infos: dict[str, Any], key: str, values: np.ndarray, flags: np.ndarray) -> None:
+def _put_info(infos: dict[str, object], key: str, values: np.ndarray, flags: np.ndarray) -> None:
     """Put ``values`` of the games in ``flags`` under ``key`` (others zero) and ``flags`` under ``_key``, if any."""
     if flags.all():
         infos[key], infos[f"_{key}"] = values, flags.copy()
@@ -437,7 +440,9 @@ def _put_info(infos: dict[str, Any], key: str, values: np.ndarray, flags: np.nda
 # ----------------------------------------------------------------------------- stable-baselines3
 
 
-def sb3_vec_env(n_envs: int, rules: str | Rules = "standard", opponents: Opponents = None, **options: Any) -> Any:
+def sb3_vec_env(
+    n_envs: int, rules: str | Rules = "standard", opponents: Opponents = None, **options: RuleValue
+) -> AgurkVecEnv:
     """A stable-baselines3 ``VecEnv`` of ``n_envs`` games on the batched engine, with ``action_masks()``.
 
     It is :class:`agurk_env.vec_env.AgurkVecEnv` (that module imports stable-baselines3).

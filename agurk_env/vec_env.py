@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices
 
 from agurk_env.render import RENDER_MODES
 from agurk_env.rewards import Episode
-from agurk_env.rules import Rules, check_choice
+from agurk_env.rules import Rules, RuleValue, check_choice
 from agurk_env.single_agent import Illegal, LearnerGames, Opponents
 
 
@@ -32,7 +33,7 @@ class AgurkVecEnv(VecEnv):
         episode: Episode = "round",
         render_mode: str | None = None,
         illegal: Illegal = "lowest",
-        **options: Any,
+        **options: RuleValue,
     ) -> None:
         check_choice("render_mode", render_mode, [None, *RENDER_MODES])
         self.games = LearnerGames(rules, n_envs, opponents, seat, episode, illegal, **options)
@@ -81,7 +82,7 @@ class AgurkVecEnv(VecEnv):
         self._seeds = [int(seed)] * self.num_envs
         return list(self._seeds)
 
-    def _indices(self, indices: Any) -> list[int]:
+    def _indices(self, indices: VecEnvIndices) -> list[int]:
         """The game indices an SB3 ``indices`` argument names."""
         if indices is None:
             return list(range(self.num_envs))
@@ -89,16 +90,18 @@ class AgurkVecEnv(VecEnv):
             return [int(indices)]
         return [int(i) for i in indices]
 
-    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[object]:
         """The attribute of this (shared) environment, once per game named."""
         value = getattr(self, attr_name)
         return [value] * len(self._indices(indices))
 
-    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+    def set_attr(self, attr_name: str, value: object, indices: VecEnvIndices = None) -> None:
         """Set an attribute on this (shared) environment."""
         setattr(self, attr_name, value)
 
-    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
+    def env_method(
+        self, method_name: str, *method_args: object, indices: VecEnvIndices = None, **method_kwargs: object
+    ) -> list[object]:
         """``action_masks``: each game's mask; ``render``: each game's text; other methods: called once per game."""
         idx = self._indices(indices)
         if method_name == "action_masks":
@@ -108,7 +111,7 @@ class AgurkVecEnv(VecEnv):
         method = getattr(self, method_name)
         return [method(*method_args, **method_kwargs) for _ in idx]
 
-    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+    def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
         """No game is wrapped."""
         return [False] * len(self._indices(indices))
 

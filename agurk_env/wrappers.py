@@ -32,8 +32,6 @@ Usage, as in the tutorial::
 
 from __future__ import annotations
 
-from typing import Any
-
 import gymnasium
 import numpy as np
 from pettingzoo import AECEnv
@@ -60,7 +58,7 @@ class AgurkRewardWrapper(gymnasium.Env):
         """Whether ``agent``'s episode is over (its next step is a dead step)."""
         return self.env.terminations[agent] or self.env.truncations[agent]
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+    def reset(self, *, seed: int | None = None, options: dict[str, object] | None = None) -> tuple[np.ndarray, dict]:
         """Reset the AEC env; the observation of the agent to move."""
         super().reset(seed=seed)
         self.env.reset(seed=seed, options=options)
@@ -93,7 +91,7 @@ class AgurkRewardWrapper(gymnasium.Env):
             return mask
         return self.env.observe(agent)["action_mask"].astype(bool)
 
-    def render(self) -> Any:
+    def render(self) -> str | None:
         """The AEC env's rendering."""
         return self.env.render()
 
