@@ -17,7 +17,7 @@ numbers as a one-cell ``agurk skill-report``), then writes into ``out``:
 - ``atlas.md``: the left-out combinations, the ranked table, the heatmaps, the command.
 
 With the budget's ``policy`` ``zoo`` (the atlas's usual one) no cell trains: every cell
-plays the policy the zoo plays at its table (trained for it where the zoo has one). Every
+plays the zoo's universal network, the same network in every cell. Every
 file depends only on the arguments, not on the backend, the worker count or the machine's
 speed.
 """
@@ -71,13 +71,16 @@ def atlas(
     monitor: Monitor | None = None,
     command: str | None = None,
     backend: Backend = LOCAL,
+    cache: str | Path | None = None,
+    convergence: Sequence[str] = (),
 ) -> Atlas:
     """Run the atlas and write its files into ``out``; return the ``atlas.json`` object.
 
     ``budget`` is a :data:`skill.budget.BUDGETS` name or a :class:`Budget`; ``workers``
     defaults to one per cell, at most one per CPU core; the cells run on ``backend``.
     ``command`` is quoted in ``atlas.md`` (by default the Python call). A grid with no
-    cell that fits the deck raises :class:`agurk_env.rules.RulesError`.
+    cell that fits the deck raises :class:`agurk_env.rules.RulesError`. ``cache`` and
+    ``convergence`` as in :func:`skill.report.skill_report` (the convergence files name each cell by its key).
     """
     plan = BUDGETS[budget] if isinstance(budget, str) else budget
     out = Path(out)
@@ -86,7 +89,20 @@ def atlas(
         raise RulesError(f"no cell of the grid fits the deck: {left_out[0]['reason']}")
     out.mkdir(parents=True, exist_ok=True)
     checkpoints = dict(checkpoints or {})
-    played = run_cells(cells, plan, seed, out, checkpoints, train_settings, workers, monitor, backend, keyed=True)
+    played = run_cells(
+        cells,
+        plan,
+        seed,
+        out,
+        checkpoints,
+        train_settings,
+        workers,
+        monitor,
+        backend,
+        keyed=True,
+        cache=cache,
+        convergence=convergence,
+    )
     data: Atlas = {
         "format": FORMAT,
         "seed": seed,
@@ -107,11 +123,20 @@ def atlas(
             str(out),
             checkpoints,
             train_settings,
+            **({"convergence": list(convergence)} if convergence else {}),
         ),
         "left_out": left_out,
         "cells": played.ranked,
     }
     write_files(data, out)
+    if convergence:
+        from skill import convergence as conv
+
+        places = [(c.preset, c.players, c.hand_size) for c in cells]
+        found = conv.convergence(
+            plan, seed, played.checkpoints, places, [c.key for c in cells], played.budgets, data["command"]
+        )
+        conv.write_files(found, out)
     return data
 
 

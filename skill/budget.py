@@ -3,8 +3,8 @@
 Every variant of a report gets the same budget: the same number of duplicate deals per
 ladder agent and the same number of PPO training decisions, so the variants are compared
 on equal terms. A budget's ``policy`` says where the ladder's learned agent comes from:
-``train`` (a PPO agent trained for each variant) or ``zoo`` (the shipped policy of each
-variant's preset, :mod:`agents.zoo`: nothing is trained).
+``train`` (a PPO agent trained for each variant) or ``zoo`` (the zoo's universal network,
+:mod:`agents.zoo`, the same network in every variant: nothing is trained).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from training.config import config_to_dict, load_config, packaged_config
 
 Policy = Literal["train", "zoo"]
 POLICIES: tuple[str, ...] = get_args(Policy)
-"""Where the ladder's learned agent comes from: trained per variant, or the zoo's policy for the variant's table."""
+"""Where the ladder's learned agent comes from: trained per variant, or the zoo's universal network in every one."""
 POLICY_LABEL: dict[str, str] = {"train": "ppo", "zoo": "zoo"}
 """The learned agent's name on the ladder, by policy."""
 

@@ -13,6 +13,7 @@ the backend, the worker count or the machine's speed.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import os
@@ -21,21 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
+import numpy as np
+
 from agents.tasks import LOCAL, Backend, TaskProgress, run_tasks
 from agents.tournament import TournamentPlan, play_planned
 from agents.tournament_stats import SeatStats
 from agurk_env.rules import Rules, RulesError
-from skill.budget import FIELD, Budget, ladder, quickstart_settings
-from skill.variant import (
-    VariantJob,
-    VariantRow,
-    agent_match_cost,
-    agent_plan,
-    agent_work,
-    run_variant,
-    variant_result,
-    work,
-)
+from skill.budget import FIELD, Budget, ladder, match_cost, quickstart_settings
+from skill.cache import TaskCache
+from skill.convergence import BudgetRS, Checkpoint, budget_rs, last_rs
+from skill.convergence import checkpoints as checkpoints_of
+from skill.variant import VariantJob, VariantRow, run_variant, spec_plan, variant_result, work
 
 Monitor = Callable[[list[float], list[float], list[str]], None]
 """``monitor(units_done, units_total, stages)``: per cell, work done and to do (see
@@ -152,9 +149,9 @@ def _init_worker() -> None:
     torch.set_num_threads(1)
 
 
-def _stage_names(job: VariantJob) -> list[str]:
-    """The stages a variant reports, in order (a task reports its stage's index)."""
-    return ["waiting", "training PPO", *ladder(job.budget), "done"]
+def _stage_names(job: VariantJob, extra: Sequence[str] = ()) -> list[str]:
+    """The stages a variant reports, in order (a task reports its stage's index); ``extra``: the budgets' agents."""
+    return ["waiting", "training PPO", *ladder(job.budget), *extra, "done"]
 
 
 WHOLE = -1
@@ -162,53 +159,46 @@ WHOLE = -1
 
 
 Task = tuple[int, int, int]
-"""A task of the first round: ``(variant, ladder agent or WHOLE, table)`` (a whole variant: table 0)."""
+"""A task of the first round: ``(variant, agent or WHOLE, table)`` (a whole variant: table 0); the agents are the
+ladder's, then the convergence budgets' networks."""
 
 
-def _task(progress: TaskProgress, job: VariantJob, index: int, table: tuple[Any, ...] | None) -> Any:
-    """A task of :func:`agents.tasks.run_tasks`: one table of a ladder agent's tournament, or a whole variant.
+def _task(
+    progress: TaskProgress, job: VariantJob, index: int, table: tuple[Any, ...] | None, cost: float, stage: int
+) -> Any:
+    """A task of :func:`agents.tasks.run_tasks`: one table of an agent's tournament, or a whole variant.
 
-    ``table`` is the arguments of :func:`agents.tournament.play_planned` (``None`` with ``WHOLE``).
-    A variant that trains runs whole, so its checkpoint is read where it was written (on one
-    node of a cluster); the stage reported is the agent's or the variant's.
+    ``table`` is the arguments of :func:`agents.tournament.play_planned` (``None`` with ``WHOLE``),
+    ``cost`` the agent's cost of one match and ``stage`` its stage's index. A variant that
+    trains runs whole, so its checkpoint is read where it was written (on one node of a
+    cluster); the stage reported is the agent's or the variant's.
     """
     if index == WHOLE:
         names = _stage_names(job)
         return run_variant(job, lambda units, name: progress(units, names.index(name)))
-    cost = agent_match_cost(job, index)
-    return play_planned(lambda n: progress(n * cost, 2 + index), *table)
+    return play_planned(lambda n: progress(n * cost, stage), *table)
 
 
 def _result_task(
-    progress: TaskProgress, job: VariantJob, plans: list[TournamentPlan], tables: list[list[SeatStats]]
-) -> VariantRow:
-    """A variant's statistics from its ladder's tournaments (each agent's plan and tables) as a task."""
-    return variant_result(job, [plan.result(t) for plan, t in zip(plans, tables, strict=True)])
+    progress: TaskProgress,
+    job: VariantJob,
+    plans: list[TournamentPlan],
+    tables: list[list[SeatStats]],
+    budget: int | None = None,
+    last: bool = False,
+) -> Any:
+    """A variant's statistics from its agents' tournaments (each agent's plan and tables) as a task.
 
-
-def _task_order(jobs: Sequence[VariantJob], plans: list[list[TournamentPlan]]) -> list[Task]:
-    """Every task, the largest estimated first (so the workers end together).
-
-    A tournament's task is one of its tables (:func:`skill.variant.agent_plan`), so no single
-    agent's tournament keeps one worker busy after the others are done. The estimate: the
-    task's share of its work units (:func:`skill.variant.agent_work`, or :func:`skill.variant.work`
-    of a whole variant) times the players and the hand size (a match has more plies); only the
-    order depends on it, never a result.
+    The ladder's row (with ``last``: and its RS at the last convergence budget, the report's
+    network, :func:`skill.convergence.last_rs`); or, with ``budget``, its RS with that earlier
+    budget's network in the learned agent's place (:func:`skill.convergence.budget_rs`).
     """
-    tasks = [
-        (i, k, t)
-        for i, job in enumerate(jobs)
-        for k in ([WHOLE] if job.trains else range(len(ladder(job.budget))))
-        for t in (range(1) if k == WHOLE else range(len(plans[i][k].tasks)))
-    ]
-
-    def cost(task: Task) -> float:
-        i, k, _ = task
-        job = jobs[i]
-        units = work(job) if k == WHOLE else agent_work(job, k) / len(plans[i][k].tasks)
-        return units * job.players * job.rules.hand_size
-
-    return sorted(tasks, key=lambda task: -cost(task))
+    n = len(ladder(job.budget))
+    results = [plan.result(t) for plan, t in zip(plans[:n], tables[:n], strict=True)]
+    if budget is not None:
+        return budget_rs(job, results, plans[n + budget].result(tables[n + budget]))
+    row = variant_result(job, results)
+    return (row, last_rs(job, results, row)) if last else row
 
 
 def _label(job: VariantJob) -> str:
@@ -216,67 +206,189 @@ def _label(job: VariantJob) -> str:
     return f"variant {job.preset} ({job.rules.players} players, {job.rules.hand_size} cards)"
 
 
+def budget_label(spec: str) -> str:
+    """A convergence budget's agent as a stage and task name: its checkpoint's file name."""
+    return f"network {Path(spec.partition(':')[2]).name}"
+
+
+Budgets = list[tuple[BudgetRS, np.ndarray]]
+"""A variant's RS at each convergence budget (the report's network last) and RS by win rate per bootstrap resample."""
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What :func:`play_jobs` played: each variant's row and, with convergence budgets, its RS at each."""
+
+    rows: list[VariantRow]
+    budgets: list[Budgets]
+    """Per variant, per budget in training order (empty without budgets)."""
+    played: int
+    """Tables played (the rest came from the cache)."""
+
+
 def run_jobs(
-    jobs: Sequence[VariantJob], workers: int = 1, monitor: Monitor | None = None, backend: Backend = LOCAL
+    jobs: Sequence[VariantJob],
+    workers: int = 1,
+    monitor: Monitor | None = None,
+    backend: Backend = LOCAL,
+    cache: TaskCache | None = None,
 ) -> list[VariantRow]:
     """Run the variants on ``backend``, ``workers`` at a time (locally: in this process when 1); results in order.
 
-    Two rounds of tasks: every table of every ladder agent's tournament of every variant, one
-    task each (a variant that trains: one task for all of it), the largest first
-    (:func:`_task_order`), so the workers stay busy to the end; then each split variant's
-    statistics. Every table is seeded by its job alone, so the results are
-    :func:`skill.variant.run_variant`'s, whatever the order, backend or workers.
+    :func:`play_jobs` without convergence budgets.
     """
-    plans = [[] if job.trains else [agent_plan(job, k) for k in range(len(ladder(job.budget)))] for job in jobs]
-    order = _task_order(jobs, plans)
-    progress = _Progress(jobs, order, monitor)
+    return play_jobs(jobs, workers, monitor, backend, cache).rows
+
+
+def play_jobs(
+    jobs: Sequence[VariantJob],
+    workers: int = 1,
+    monitor: Monitor | None = None,
+    backend: Backend = LOCAL,
+    cache: TaskCache | None = None,
+    budgets: Sequence[str] = (),
+) -> Ran:
+    """Run the variants and the convergence ``budgets`` (agent specs of earlier networks) on ``backend``.
+
+    Two rounds of tasks: every table of every agent's tournament of every variant (the ladder's,
+    then each budget's network's), one task each (a variant that trains: one task for all of
+    it), the largest first (:func:`_task_order`), so the workers stay busy to the end; then each
+    split variant's statistics, and its RS at each earlier budget. Every table is seeded by its
+    job alone, so the results are :func:`skill.variant.run_variant`'s, whatever the order,
+    backend or workers. With ``cache`` a table stored there is read instead of played, and
+    each table played is stored as it finishes (:class:`skill.cache.TaskCache`); a variant
+    that trains is never cached.
+    """
+    if budgets and any(job.trains for job in jobs):
+        raise ValueError("convergence budgets need a ladder that trains nothing")
+    specs = [[*ladder(job.budget, job.policy_spec), *budgets] for job in jobs]
+    stages = [_stage_names(job, [budget_label(b) for b in budgets]) for job in jobs]
+    plans = [[] if job.trains else [spec_plan(job, spec) for spec in specs[i]] for i, job in enumerate(jobs)]
+    order = _task_order(jobs, plans, specs)
+    tables: list[list[list[Any]]] = [[[None] * len(plan.tasks) for plan in job_plans] for job_plans in plans]
+    materials: dict[int, str] = {}
+    if cache is not None:
+        for t, (i, k, j) in enumerate(order):
+            if k != WHOLE:
+                materials[t] = cache.material(plans[i][k].tasks[j], plans[i][k].labels)
+                tables[i][k][j] = cache.load(materials[t])
+    todo = [t for t, (i, k, j) in enumerate(order) if k == WHOLE or tables[i][k][j] is None]
+    progress = _Progress(jobs, order, todo, stages, plans, specs, monitor)
 
     def task_name(i: int, k: int, t: int) -> str:
         label = _label(jobs[i])
-        return label if k == WHOLE else f"{label}, {ladder(jobs[i].budget)[k]}, {plans[i][k].names[t]}"
+        return label if k == WHOLE else f"{label}, {stages[i][2 + k]}, {plans[i][k].names[t]}"
+
+    def finished(index: int, value: Any) -> None:
+        t = todo[index]
+        progress.finished(t)
+        if t in materials:
+            cache.store(materials[t], value)  # type: ignore[union-attr]
+
+    def args(i: int, k: int, t: int) -> tuple[Any, ...]:
+        if k == WHOLE:
+            return jobs[i], k, None, 0.0, 0
+        return jobs[i], k, plans[i][k].tasks[t], match_cost(specs[i][k]), 2 + k
 
     common = {"initializer": _init_worker, "every": 0.5}
     played = run_tasks(
         _task,
-        [(jobs[i], k, None if k == WHOLE else plans[i][k].tasks[t]) for i, k, t in order],
+        [args(*order[t]) for t in todo],
         workers,
         backend,
-        names=[task_name(*task) for task in order],
+        names=[task_name(*order[t]) for t in todo],
         on_progress=progress.tasks,
-        on_result=progress.finished,
+        on_result=finished,
         **common,
     )
     progress.done()
     results: list[Any] = [None] * len(jobs)
-    tables: list[list[list[Any]]] = [[[None] * len(plan.tasks) for plan in job_plans] for job_plans in plans]
-    for (i, k, t), value in zip(order, played, strict=True):
+    for t, value in zip(todo, played, strict=True):
+        i, k, j = order[t]
         if k == WHOLE:
             results[i] = value
         else:
-            tables[i][k][t] = value
+            tables[i][k][j] = value
     split = [i for i in range(len(jobs)) if not jobs[i].trains]
+    rounds = [(i, None) for i in split] + [(i, b) for i in split for b in range(len(budgets))]
     stats = run_tasks(
         _result_task,
-        [(jobs[i], plans[i], tables[i]) for i in split],
+        [(jobs[i], plans[i], tables[i], b, bool(budgets)) for i, b in rounds],
         workers,
         backend,
-        names=[_label(jobs[i]) for i in split],
+        names=[_label(jobs[i]) if b is None else f"{_label(jobs[i])}, {budget_label(budgets[b])}" for i, b in rounds],
         **common,
     )
-    for i, value in zip(split, stats, strict=True):
-        results[i] = value
-    return results
+    found: list[Budgets] = [[] for _ in jobs]
+    for (i, b), value in zip(rounds, stats, strict=True):
+        if b is None and budgets:
+            results[i], last = value
+            found[i].append(last)
+        elif b is None:
+            results[i] = value
+        else:
+            found[i].insert(b, value)
+    return Ran(results, found, len(todo))
+
+
+def _task_order(jobs: Sequence[VariantJob], plans: list[list[TournamentPlan]], specs: list[list[str]]) -> list[Task]:
+    """Every task, the largest estimated first (so the workers end together).
+
+    A tournament's task is one of its tables (:func:`skill.variant.agent_plan`), so no single
+    agent's tournament keeps one worker busy after the others are done. The estimate: the
+    task's share of its agent's work units (:func:`_units`, or :func:`skill.variant.work` of a
+    whole variant) times the players and the hand size (a match has more plies); only the
+    order depends on it, never a result.
+    """
+    tasks = [
+        (i, k, t)
+        for i, job in enumerate(jobs)
+        for k in ([WHOLE] if job.trains else range(len(specs[i])))
+        for t in (range(1) if k == WHOLE else range(len(plans[i][k].tasks)))
+    ]
+
+    def cost(task: Task) -> float:
+        i, k, _ = task
+        job = jobs[i]
+        units = work(job) if k == WHOLE else _units(job, specs[i][k]) / len(plans[i][k].tasks)
+        return units * job.players * job.rules.hand_size
+
+    return sorted(tasks, key=lambda task: -cost(task))
+
+
+def _units(job: VariantJob, spec: str) -> float:
+    """Estimated work units of agent ``spec``'s tournament in ``job`` (:func:`skill.variant.agent_work`'s)."""
+    return job.budget.deals * job.players * match_cost(spec)
 
 
 class _Progress:
-    """The tasks' progress as each variant's work done and stage, told to a :data:`Monitor`."""
+    """The tasks' progress as each variant's work done and stage, told to a :data:`Monitor`.
 
-    def __init__(self, jobs: Sequence[VariantJob], order: list[Task], monitor: Monitor | None) -> None:
-        self.order, self.monitor = order, monitor
-        self.names = [_stage_names(job) for job in jobs]
-        self.totals = [work(job) for job in jobs]
-        self.units, self.stages = [0.0] * len(jobs), [0] * len(jobs)
-        self.is_finished = [False] * len(order)
+    Only the tasks ``todo`` run; the others (read from the cache) count as done from the start.
+    """
+
+    def __init__(
+        self,
+        jobs: Sequence[VariantJob],
+        order: list[Task],
+        todo: list[int],
+        names: list[list[str]],
+        plans: list[list[TournamentPlan]],
+        specs: list[list[str]],
+        monitor: Monitor | None,
+    ) -> None:
+        self.order, self.todo, self.names, self.monitor = order, todo, names, monitor
+        self.totals = [
+            work(job) + sum(_units(job, s) for s in specs[i][len(ladder(job.budget)) :]) for i, job in enumerate(jobs)
+        ]
+        self.is_finished = [True] * len(order)
+        self.before = [0.0] * len(jobs)  # the work of the cached tasks
+        for t in todo:
+            self.is_finished[t] = False
+        for t, (i, k, _) in enumerate(order):
+            if self.is_finished[t]:
+                self.before[i] += _units(jobs[i], specs[i][k]) / len(plans[i][k].tasks)
+        self.units, self.stages = list(self.before), [0] * len(jobs)
 
     def show(self) -> None:
         """Tell the monitor each variant's work done and stage."""
@@ -285,20 +397,21 @@ class _Progress:
             self.monitor(list(self.units), self.totals, stages)
 
     def tasks(self, task_units: list[float], task_stages: list[int]) -> None:
-        """Each task's work done and stage index, summed per variant (a finished variant is done)."""
+        """Each running task's work done and stage index, summed per variant (a finished variant is done)."""
         running: dict[int, int] = {}
-        self.units = [0.0] * len(self.units)
-        for t, (i, _, _) in enumerate(self.order):
-            self.units[i] += task_units[t]
-            if task_stages[t] and not self.is_finished[t]:
-                running[i] = max(running.get(i, 0), task_stages[t])
+        self.units = list(self.before)
+        for t, units, stage in zip(self.todo, task_units, task_stages, strict=True):
+            i = self.order[t][0]
+            self.units[i] += units
+            if stage and not self.is_finished[t]:
+                running[i] = max(running.get(i, 0), stage)
         for i in range(len(self.units)):
             done = all(self.is_finished[t] for t, (j, _, _) in enumerate(self.order) if j == i)
             self.stages[i] = len(self.names[i]) - 1 if done else running.get(i, 0)
         self.show()
 
-    def finished(self, t: int, _: Any) -> None:
-        """Task ``t`` has its result."""
+    def finished(self, t: int) -> None:
+        """Task ``t`` (of the order) has its result."""
         self.is_finished[t] = True
 
     def done(self) -> None:
@@ -343,10 +456,18 @@ def ladder_fields(plan: Budget, jobs: Sequence[VariantJob]) -> LadderFields:
 
 @dataclass(frozen=True)
 class Played:
-    """The cells played: their ranked results (an atlas's each with its ``key``) and what to say of the ladder."""
+    """The cells played: their ranked results (an atlas's each with its ``key``) and what to say of the ladder.
+
+    With convergence budgets, ``checkpoints`` lists them (the report's network last) and
+    ``budgets`` holds each cell's RS at each, in cell (grid) order.
+    """
 
     ranked: list[VariantRow]
     ladder: LadderFields
+    checkpoints: list[Checkpoint] = dataclasses.field(default_factory=list)
+    budgets: list[Budgets] = dataclasses.field(default_factory=list)
+    played: int = 0
+    """Tables played in this run (the others came from the cache)."""
 
 
 def run_cells(
@@ -360,16 +481,30 @@ def run_cells(
     monitor: Monitor | None,
     backend: Backend,
     keyed: bool = False,
+    cache: str | Path | None = None,
+    convergence: Sequence[str] = (),
 ) -> Played:
     """Play the cells (``workers``: one per CPU core by default) and rank them; checkpoints named in ``out``.
 
-    ``keyed`` (an atlas): each cell's checkpoint and result named by its key; else (a report) by its preset.
+    ``keyed`` (an atlas): each cell's checkpoint and result named by its key; else (a report) by
+    its preset. ``cache``: the folder of the result cache (:mod:`skill.cache`; ``None``: none).
+    ``convergence``: earlier checkpoints of the network every cell plays, in training order
+    (:mod:`skill.convergence`; ``ValueError`` when the cells do not play one such network).
     """
     jobs = make_jobs(cells, plan, seed, out, checkpoints, train_settings, keyed)
-    results = run_jobs(jobs, workers or max(1, os.cpu_count() or 1), monitor, backend)
+    budgets = checkpoints_of(jobs, convergence) if convergence else []
+    ran = play_jobs(
+        jobs,
+        workers or max(1, os.cpu_count() or 1),
+        monitor,
+        backend,
+        None if cache is None else TaskCache(cache),
+        [f"ppo:{b['checkpoint']}" for b in budgets[:-1]],
+    )
+    results = ran.rows
     for cell, result in zip(cells, results, strict=True):
         if result["ppo_checkpoint"] is not None and Path(result["ppo_checkpoint"]).is_relative_to(out):
             result["ppo_checkpoint"] = Path(result["ppo_checkpoint"]).relative_to(out).as_posix()
         if keyed:
             result["key"] = cell.key
-    return Played(rank(results), ladder_fields(plan, jobs))
+    return Played(rank(results), ladder_fields(plan, jobs), budgets, ran.budgets, ran.played)

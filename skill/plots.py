@@ -174,3 +174,35 @@ def plot_curve(curve: dict[str, Any], path: Path) -> None:
     fig.tight_layout()
     save(fig, path)
     plt.close(fig)
+
+
+def plot_convergence(data: dict[str, Any], path: Path) -> None:
+    """``convergence.png``: RS (win rate and penalty) against training decisions, one line per variant, 95% intervals.
+
+    The x axis is logarithmic; each variant's points are set a little apart so the error bars do not hide each other.
+    """
+    plt = _pyplot()
+    variants = data["variants"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
+    colours = plt.get_cmap("tab20" if len(variants) > 10 else "tab10")
+    spread = np.linspace(-1, 1, len(variants)) * 0.03 if len(variants) > 1 else np.zeros(1)
+    for ax, key, title in ((axes[0], "rs_win", "RS by win rate"), (axes[1], "rs_penalty", "RS by penalty per round")):
+        for j, v in enumerate(variants):
+            steps = np.maximum([b["decisions"] for b in v["budgets"]], 1).astype(float) * 10 ** spread[j]
+            values, err = _errors([b[key] for b in v["budgets"]], [b[f"{key}_ci"] for b in v["budgets"]], cap=1.0)
+            ax.errorbar(
+                steps, values, yerr=err, fmt="o-", ms=3, capsize=2, color=colours(j % colours.N), label=v["name"]
+            )
+        ax.axhline(1, color="grey", lw=0.8, ls="--")
+        ax.set_xscale("log")
+        ax.set_xlabel("training decisions of the network")
+        ax.set_title(title, fontsize="medium")
+    axes[0].set_ylabel("relative skill: 0 = random, 1 = the fictive player")
+    axes[1].legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.suptitle(
+        f"Relative skill against training budget ({data['deals']} deals, {data['budget']} budget, seed {data['seed']})",
+        fontsize="medium",
+    )
+    fig.tight_layout()
+    save(fig, path)
+    plt.close(fig)

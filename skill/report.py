@@ -11,7 +11,8 @@ runner, :mod:`skill.atlas`), then writes into ``out``:
 - ``report.md``: the ranked table, what the differences mean, the command and seed;
 - ``rs.png`` and ``ladder.png`` (:mod:`skill.plots`);
 - ``checkpoints/PRESET.pt``: each variant's trained PPO agent (not with the ``zoo`` policy,
-  which plays the zoo's policy for each variant's table instead).
+  which plays the zoo's universal network in every variant instead);
+- with ``convergence``: ``convergence.md``, ``.json``, ``.csv`` and ``.png`` (:mod:`skill.convergence`).
 
 Every file depends only on the arguments, not on the backend, the worker count or the
 machine's speed: the same seed gives the same report.
@@ -59,16 +60,25 @@ def skill_report(
     command: str | None = None,
     backend: Backend = LOCAL,
     hand_size: int | None = None,
+    cache: str | Path | None = None,
+    convergence: Sequence[str] = (),
 ) -> Report:
     """Run a skill report and write its files into ``out``; return the ``report.json`` object.
 
     ``budget`` is a :data:`skill.budget.BUDGETS` name or a :class:`Budget` (its ``policy``
-    says whether each variant trains a PPO agent or plays the zoo's policy for its table).
+    says whether each variant trains a PPO agent or plays the zoo's universal network).
     ``workers`` defaults to one per variant, at most one per CPU core. ``command`` is quoted
     in ``report.md`` (the CLI passes the command line that reproduces the run; by default the
     Python call). The variants run on ``backend`` (see :func:`agents.tasks.run_tasks`); the
     report is the same on each. ``hand_size`` deals that many cards in every variant (``None``:
     each preset's own). A variant whose cards do not fit the deck raises :class:`agurk_env.rules.RulesError`.
+
+    ``cache`` is the folder of the result cache (:mod:`skill.cache`): a ladder table stored
+    there is read instead of played, and each one played is stored; the files are the same
+    with and without it. ``convergence`` names earlier checkpoints of the report's network (the
+    same in every variant: the ``zoo`` policy, or one checkpoint for every preset), in training
+    order: each plays the variants' deals too, and ``convergence.md``, ``.json``, ``.csv`` and
+    ``.png`` say how RS and its ranking change with training (:mod:`skill.convergence`).
     """
     from skill.plots import plot_ladder, plot_rs
 
@@ -79,7 +89,19 @@ def skill_report(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     checkpoints = dict(checkpoints or {})
-    played = run_cells(cells, plan, seed, out, checkpoints, train_settings, workers, monitor, backend)
+    played = run_cells(
+        cells,
+        plan,
+        seed,
+        out,
+        checkpoints,
+        train_settings,
+        workers,
+        monitor,
+        backend,
+        cache=cache,
+        convergence=convergence,
+    )
     report: Report = {
         "seed": seed,
         "budget": plan.name,
@@ -99,6 +121,7 @@ def skill_report(
             checkpoints,
             train_settings,
             hand_size=hand_size,
+            **({"convergence": list(convergence)} if convergence else {}),
         ),
         "variants": played.ranked,
     }
@@ -107,6 +130,14 @@ def skill_report(
     plot_rs(report, out / "rs.png")
     plot_ladder(report, out / "ladder.png")
     atomic_write_text(out / "report.md", markdown(report))
+    if convergence:
+        from skill import convergence as conv
+
+        places = [(c.preset, c.players, c.hand_size) for c in cells]
+        data = conv.convergence(
+            plan, seed, played.checkpoints, places, [c.preset for c in cells], played.budgets, report["command"]
+        )
+        conv.write_files(data, out)
     return report
 
 

@@ -124,12 +124,25 @@ def _beyond_text(beyond: list[str]) -> str:
 
 
 def policy_sentence(data: LadderFields, variants: Sequence[VariantRow], names: Sequence[str]) -> str:
-    """What the ladder's learned agent is: the PPO agent trained per variant, or the zoo's policy for each table.
+    """What the ladder's learned agent is: the PPO agent trained per variant (or given), or the zoo's network.
 
     ``data`` is the report's or atlas's object, ``variants`` its rows and ``names`` their names.
     """
     if data["policy"] == "train":
-        return f"The PPO agent of each variant trained for {data['train_steps']:,} decisions."
+        given: dict[str, list[str]] = {}  # a checkpoint given (--checkpoint) instead of one trained here
+        for v, name in zip(variants, names, strict=True):
+            if v["ppo_checkpoint"] not in (None, f"checkpoints/{name}.pt"):
+                given.setdefault(v["ppo_checkpoint"], []).append(name)
+        if not given:
+            return f"The PPO agent of each variant trained for {data['train_steps']:,} decisions."
+        trained = [n for v, n in zip(variants, names, strict=True) if v["ppo_checkpoint"] == f"checkpoints/{n}.pt"]
+        parts = [
+            f"`ppo:{path}` in {'every variant' if len(where) == len(names) else ', '.join(where)}"
+            for path, where in given.items()
+        ]
+        if trained:
+            parts.append(f"a PPO agent trained for {data['train_steps']:,} decisions in {', '.join(trained)}")
+        return f"The learned agent `ppo`: {'; '.join(parts)}."
     each = "; ".join(
         f"`zoo:{name}` ({z['table']}, {z['decisions']:,} decisions) in "
         + ", ".join(n for v, n in zip(variants, names, strict=True) if v["zoo_policy"] == name)

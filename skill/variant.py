@@ -152,8 +152,12 @@ def train_agent(job: VariantJob, progress: Progress) -> None:
 
 def agent_plan(job: VariantJob, index: int) -> TournamentPlan:
     """Ladder agent ``index`` (focal) against the field on the variant's deals (seeded by the job): a task per table."""
+    return spec_plan(job, ladder(job.budget, job.policy_spec)[index])
+
+
+def spec_plan(job: VariantJob, spec: str) -> TournamentPlan:
+    """Agent ``spec`` (focal) against the field on the variant's deals, as every ladder agent plays them."""
     rules, budget = job.rules, job.budget
-    spec = ladder(budget, job.policy_spec)[index]
     return plan_tournament(
         rules, [spec] + [FIELD] * (rules.players - 1), budget.deals, job.seed, resamples=budget.resamples
     )

@@ -39,7 +39,8 @@ def add_parser(sub: Any) -> None:
         description=(
             "For each variant (a rule preset), an agent ladder (random, every heuristic, PIMC at two\n"
             "world counts, PIMC on the exact solver (best's search), a PPO agent trained for the variant\n"
-            "or its shipped policy, and two that see every card: the maxN oracle and the fictive player,\n"
+            "or the zoo's universal network (the same network in every variant), and two that see every\n"
+            "card: the maxN oracle and the fictive player,\n"
             "the exact best response to the field) plays focal-vs-field: each agent takes one seat\n"
             "against copies of the strongest heuristic (guard), on the same duplicate deals, rotated\n"
             "through every seat. Per variant, with 95% bootstrap intervals over deals: relative skill\n"
@@ -58,7 +59,12 @@ def add_parser(sub: Any) -> None:
             "combination (each cell a variant; those whose cards do not fit the deck are left out, and\n"
             "said so) and write atlas.md, atlas.json, atlas.csv, atlas-ladder.csv and per preset a\n"
             "heatmap of RS and N* with their intervals (heatmaps/PRESET.png). --policy zoo puts the\n"
-            "zoo's policy for each cell's table on the ladder instead of training a PPO agent.\n"
+            "zoo's universal network (zoo:universal) in every cell instead of training a PPO agent.\n"
+            "\n"
+            "--cache DIR keeps every ladder table played and reads it back in later runs, so a report\n"
+            "re-run after one agent changed plays only that agent (the files are the same). --convergence\n"
+            "plays earlier checkpoints of the network on the same deals and writes convergence.md, .json,\n"
+            ".csv and .png: RS at each training budget and whether the variants' ranking is stable.\n"
             "\n"
             "budgets (deals per agent, PPO decisions per variant, default variants):\n"
             + "".join(
@@ -75,6 +81,8 @@ def add_parser(sub: Any) -> None:
             " --out runs/skill-mine\n"
             "  agurk skill-report --budget full --backend ray --ray-address auto --workers 17\n"
             "  agurk skill-report --variants standard,swedish --policy zoo --budget small --out runs/skill-zoo\n"
+            "  agurk skill-report --budget full --policy zoo --cache runs/skill-cache \\\n"
+            "    --convergence runs/net/step-8M.pt,runs/net/step-47M.pt     # RS at 3 training budgets\n"
             "  agurk skill-report --variants standard,free_choice --players 3,4 --hand-sizes 5,7 --policy zoo \\\n"
             "    --budget smoke --deals 20 --backend ray      # an atlas of 8 cells, minutes"
         ),
@@ -106,8 +114,8 @@ def add_parser(sub: Any) -> None:
         "--policy",
         choices=POLICIES,
         default=None,
-        help="the ladder's learned agent: train a PPO agent per variant (train), or play the shipped policy the "
-        "zoo plays at the variant's table (agurk zoo) and train nothing (zoo). Default: the budget's (train)",
+        help="the ladder's learned agent: train a PPO agent per variant (train), or play the zoo's universal network "
+        "(zoo:universal, agurk zoo) in every variant and train nothing (zoo). Default: the budget's (train)",
     )
     p.add_argument(
         "--deals",
@@ -127,10 +135,11 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--checkpoint",
-        metavar="PRESET=PATH",
+        metavar="[PRESET=]PATH",
         action="append",
         default=None,
-        help="put this trained checkpoint (file or run folder) on PRESET's ladder instead of training one (repeatable)",
+        help="put this trained checkpoint (file or run folder) on PRESET's ladder instead of training one "
+        "(repeatable); PATH alone: on every variant's ladder not named otherwise",
     )
     p.add_argument(
         "--train-config",
@@ -147,6 +156,22 @@ def add_parser(sub: Any) -> None:
         help="tasks (one per ladder agent of each variant or atlas cell) run side by side: local worker processes, "
         "or the CPUs of a local Ray instance (default: the CPU count)",
     )
+    p.add_argument(
+        "--cache",
+        metavar="DIR",
+        default=None,
+        help="result cache: read each ladder table stored in DIR instead of playing it, and store each one played "
+        "(keyed by rules, agent, checkpoint content, deals, seed and code; the files are the same with and without "
+        "it). Default: no cache",
+    )
+    p.add_argument(
+        "--convergence",
+        metavar="PATH[,PATH...]",
+        default=None,
+        help="earlier checkpoints of the network every variant plays (--policy zoo, or --checkpoint PATH), in "
+        "training order: each plays the same deals, and convergence.md/.json/.csv/.png give RS per training budget "
+        "and the ranking's stability (the report's network is the last budget)",
+    )
     add_backend_options(p)
     p.add_argument(
         "--force", action="store_true", help="move an --out folder that is not empty aside and write a new one"
@@ -162,18 +187,31 @@ def _distinct(option: str, values: list[int]) -> list[int]:
     return values
 
 
-def _parse_checkpoints(items: Sequence[str] | None, variants: Sequence[str]) -> dict[str, str]:
-    """``--checkpoint PRESET=PATH`` items as a dict, each preset one of ``variants``."""
+def _parse_checkpoints(items: Sequence[str] | None, variants: Sequence[str]) -> tuple[dict[str, str], str | None]:
+    """``--checkpoint [PRESET=]PATH`` items as a dict by preset, each one of ``variants``, and the bare ``PATH``.
+
+    A bare ``PATH`` (no ``PRESET=``) goes to every variant not named in a ``PRESET=PATH`` item.
+    """
     out: dict[str, str] = {}
+    bare: str | None = None
     for item in items or ():
         preset, sep, path = item.partition("=")
         preset, path = preset.strip(), path.strip()
-        if not sep or not preset or not path:
-            raise CliError(f"--checkpoint needs PRESET=PATH, not {item!r}")
+        if not sep:
+            if bare is not None:
+                raise CliError(f"--checkpoint PATH (every variant) is given twice: {bare!r} and {item!r}")
+            bare = item.strip()
+            if not bare:
+                raise CliError("--checkpoint needs PRESET=PATH or PATH, not ''")
+            continue
+        if not preset or not path:
+            raise CliError(f"--checkpoint needs PRESET=PATH or PATH, not {item!r}")
         if preset not in variants:
             raise CliError(f"--checkpoint {item!r}: {preset!r} is not one of the variants ({', '.join(variants)})")
         out[preset] = path
-    return out
+    if bare is not None:
+        out = {v: out.get(v, bare) for v in variants}
+    return out, bare
 
 
 class _SkillMonitor:
@@ -237,8 +275,14 @@ def command_line(
     hands: list[int],
     out: Path,
     checkpoints: dict[str, str],
+    bare: str | None = None,
+    convergence: Sequence[str] = (),
 ) -> str:
-    """The ``agurk skill-report`` command that reproduces a report or atlas: the options given, spelled out."""
+    """The ``agurk skill-report`` command that reproduces a report or atlas: the options given, spelled out.
+
+    ``bare`` is the ``--checkpoint PATH`` of every variant not named otherwise. ``--cache``
+    is left out: the report is the same with and without it.
+    """
     words = ["agurk", "skill-report", "--variants", ",".join(variants), "--players", ",".join(map(str, players))]
     if hands:
         words += ["--hand-sizes", ",".join(map(str, hands))]
@@ -248,10 +292,15 @@ def command_line(
     if args.deals is not None:
         words += ["--deals", str(args.deals)]
     words += ["--seed", str(args.seed), "--out", str(out)]
+    if bare is not None:
+        words += ["--checkpoint", bare]
     for preset, path in checkpoints.items():
-        words += ["--checkpoint", f"{preset}={path}"]
+        if path != bare:
+            words += ["--checkpoint", f"{preset}={path}"]
     if args.train_config:
         words += ["--train-config", args.train_config]
+    if convergence:
+        words += ["--convergence", ",".join(convergence)]
     return " ".join(words)
 
 
@@ -308,7 +357,7 @@ def run(args: argparse.Namespace) -> int:
         left_out = []
         for v in variants:
             Rules.preset(v, players=players[0], **({"hand_size": hands[0]} if hands else {}))
-    checkpoints = _parse_checkpoints(args.checkpoint, variants)
+    checkpoints, bare = _parse_checkpoints(args.checkpoint, variants)
     if policy == "zoo":
         for option, given in (("--checkpoint", checkpoints), ("--train-config", args.train_config)):
             if given:
@@ -319,16 +368,43 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--policy zoo: {e}") from None
     from agents.registry import AgentSpecError, make_agent
 
+    nets: dict[str, Any] = {}
     for preset, path in checkpoints.items():
+        given = path if path == bare else f"{preset}={path}"
         try:
-            agent = make_agent(f"ppo:{path}", 0, 0)
+            if path not in nets:
+                nets[path] = make_agent(f"ppo:{path}", 0, 0).net
         except AgentSpecError as e:
-            raise CliError(f"--checkpoint {preset}={path}: {e}") from None
+            raise CliError(f"--checkpoint {given}: {e}") from None
         actions = Rules.preset(preset).num_actions
-        if agent.net.actions < actions:
+        if nets[path].actions < actions:
             raise CliError(
-                f"--checkpoint {preset}={path}: the network has {agent.net.actions} actions, {preset} needs {actions}"
+                f"--checkpoint {given}: the network has {nets[path].actions} actions, {preset} needs {actions}"
             )
+    convergence = split_list(args.convergence) if args.convergence else []
+    if convergence:
+        from skill.convergence import in_order
+
+        if policy == "zoo":
+            network: str = str(path_of(UNIVERSAL))
+        elif bare is not None and set(checkpoints.values()) == {bare}:
+            network = bare
+        else:
+            raise CliError(
+                "--convergence needs one network in every variant that the report does not train: --policy zoo, "
+                "or --checkpoint PATH"
+            )
+        try:
+            in_order([*convergence, network])
+        except ValueError as e:  # CheckpointError too: a file that is not a checkpoint
+            raise CliError(f"--convergence: {e}") from None
+        actions = max(Rules.preset(v).num_actions for v in variants)
+        for path in convergence:
+            net = make_agent(f"ppo:{path}", 0, 0).net
+            if net.actions < actions:
+                raise CliError(
+                    f"--convergence {path}: the network has {net.actions} actions, the variants need {actions}"
+                )
     settings = None
     if args.train_config:
         try:
@@ -337,7 +413,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(e)) from None
     out = Path(args.out or f"runs/{'atlas' if is_atlas else 'skill-report'}-{args.budget}")
     moved = _claim(out, args.force)
-    command = command_line(args, variants, players, hands, out, checkpoints)
+    command = command_line(args, variants, players, hands, out, checkpoints, bare, convergence)
     console = stderr_console()
     if not args.quiet:
         if moved:
@@ -364,6 +440,8 @@ def run(args: argparse.Namespace) -> int:
                     monitor,
                     command,
                     backend,
+                    cache=args.cache,
+                    convergence=convergence,
                 )
             else:
                 report = skill_report(
@@ -379,6 +457,8 @@ def run(args: argparse.Namespace) -> int:
                     command,
                     backend,
                     hands[0] if hands else None,
+                    cache=args.cache,
+                    convergence=convergence,
                 )
     except KeyboardInterrupt as e:
         return stopped(e)
