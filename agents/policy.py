@@ -224,6 +224,16 @@ class Member(TypedDict, total=False):
     model: dict[str, torch.Tensor]
 
 
+class Strength(TypedDict):
+    """A policy's measured strength: its evaluation at one player count, as a zoo file keeps it (``agurk zoo``)."""
+
+    win_rate: float
+    win_rate_ci: list[float]
+    players: int
+    opponent: str
+    deals: int
+
+
 class Checkpoint(TypedDict, total=False):
     """What a checkpoint file holds: the network, and for training runs what ``--resume`` needs.
 
@@ -251,7 +261,7 @@ class Checkpoint(TypedDict, total=False):
     sb3_zip: str
     train_seconds: float
     wall_seconds: float
-    strength: dict[str, Any]  # the run's evaluation at the exported step
+    strength: Strength  # the run's evaluation at the exported step
     blend: list[Member]
     ensemble: list[Member]
 

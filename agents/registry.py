@@ -16,7 +16,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
@@ -224,7 +224,25 @@ def known() -> str:
     return ", ".join(kind.usage for kind in AGENTS.values())
 
 
-def kinds() -> list[dict[str, Any]]:
+class OptionDoc(TypedDict):
+    """One declared option of an agent kind, as the docs show it."""
+
+    name: str
+    type: str
+    default: str
+    doc: str
+
+
+class KindDoc(TypedDict):
+    """One agent kind for the docs: its name, usage, help and declared options."""
+
+    name: str
+    usage: str
+    help: str
+    options: list[OptionDoc]
+
+
+def kinds() -> list[KindDoc]:
     """Every agent kind for the docs: name, usage, help and its declared options (name, type, default, doc)."""
     return [
         {

@@ -56,7 +56,7 @@ def seat_stats(
     n_matches: int,
     seed: int,
     batch: int = DEFAULT_BATCH,
-    progress: Callable[[int], Any] | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> SeatStats:
     """Play matches ``0..n_matches-1`` of ``seed`` with one agent per seat; return their :class:`SeatStats`.
 
@@ -156,7 +156,7 @@ class TournamentResult:
         """Rounds played at all tables (each round counted once, however many seats it had)."""
         return sum(s.round_match.size for s in self.tables)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The ``--json`` object: ``rules``, ``seed``, ``matches`` (deals), ``unit``, ``entries`` and the settings."""
         return {
             "rules": self.rules.to_dict(),
@@ -244,7 +244,7 @@ def play_table(
     deals: int,
     seed: int,
     batch: int,
-    progress: Callable[[int], Any] | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> SeatStats:
     """Play one table of a tournament (seat ``s``: entry ``table[s]``): its :class:`SeatStats`, by seat."""
     agents = table_agents(entries, table, agent_seed)
@@ -349,7 +349,7 @@ def tournament(
     seed: int,
     batch: int = DEFAULT_BATCH,
     resamples: int = 1000,
-    progress: Callable[[int], Any] | None = None,
+    progress: Callable[[int], object] | None = None,
     workers: int = 1,
     unit: Unit = "match",
     backend: Backend = LOCAL,

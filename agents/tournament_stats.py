@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -194,7 +194,7 @@ class EntryStats:
     rating: float
     rating_ci: tuple[float, float]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The JSON form (intervals as ``[low, high]`` lists)."""
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
 

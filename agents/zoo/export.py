@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from agents.policy import FORMAT, VERSION, Checkpoint, CheckpointError, load_checkpoint
+from agents.policy import FORMAT, VERSION, Checkpoint, CheckpointError, Strength, load_checkpoint
 from agents.zoo.shipped import catalogue
 from agurk_env.atomic import atomic_write
 
@@ -31,7 +31,7 @@ KEPT = (
 def export(
     checkpoint: str | Path,
     out: str | Path,
-    strength: dict | None = None,
+    strength: Strength | None = None,
     blend: Sequence[tuple[str | Path, float]] = (),
     ensemble: Sequence[tuple[str | Path, float]] = (),
 ) -> int:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from agurk_env.rules import PRESETS, Rules
+from agurk_env.rules import PRESETS, Rules, RuleValue
 
 TABLE_OPTIONS = ("players", "hand_size")
 """The rule options that make a table of a rule set rather than other rules."""
@@ -17,7 +15,7 @@ def table_text(rules: Rules, players: str | None = None, preset: str | None = No
     """
     mine = rules.to_dict()
 
-    def other(name: str) -> dict[str, Any]:
+    def other(name: str) -> dict[str, RuleValue]:
         base = Rules.preset(name).to_dict()
         return {k: v for k, v in mine.items() if k not in TABLE_OPTIONS and base[k] != v}
 
