@@ -30,7 +30,7 @@ from agents.tournament_stats import SeatStats
 from agurk_env.rules import Rules, RulesError
 from skill.budget import FIELD, Budget, ladder, match_cost, quickstart_settings
 from skill.cache import TaskCache
-from skill.convergence import BudgetRS, Checkpoint, budget_rs, last_rs
+from skill.convergence import BudgetRS, Checkpoint, budget_rs, last_rs, seated
 from skill.convergence import checkpoints as checkpoints_of
 from skill.variant import VariantJob, VariantRow, run_variant, spec_plan, variant_result, work
 
@@ -194,9 +194,10 @@ def _result_task(
     budget's network in the learned agent's place (:func:`skill.convergence.budget_rs`).
     """
     n = len(ladder(job.budget))
+    if budget is not None:  # the seatings alone: no tournament summaries
+        seatings = [seated(plan, t) for plan, t in zip(plans, tables, strict=True)]
+        return budget_rs(job, seatings[:n], seatings[n + budget])
     results = [plan.result(t) for plan, t in zip(plans[:n], tables[:n], strict=True)]
-    if budget is not None:
-        return budget_rs(job, results, plans[n + budget].result(tables[n + budget]))
     row = variant_result(job, results)
     return (row, last_rs(job, results, row)) if last else row
 

@@ -32,8 +32,8 @@ from typing import TypedDict
 
 import numpy as np
 
-from agents.tournament import TournamentResult
-from agents.tournament_stats import deal_resamples
+from agents.tournament import TournamentPlan, TournamentResult
+from agents.tournament_stats import SeatStats, deal_resamples
 from agurk_env.atomic import atomic_text, atomic_write_text
 from skill.budget import CHEATING, FICTIVE, FIELD, POLICY_LABEL, RANDOM, Budget, ladder
 from skill.stats import FocalData, _interval, _relative_skill, focal_data, skill_stats
@@ -148,11 +148,16 @@ def in_order(paths: Sequence[str | Path]) -> list[Checkpoint]:
     return budgets
 
 
-def _data(job: VariantJob, results: Sequence[TournamentResult], network: TournamentResult | None) -> FocalData:
-    """The ladder's focal data, the learned agent's tournament replaced by ``network``'s (``None``: as played)."""
-    by_seating = [r.by_seating for r in results]
+def seated(plan: TournamentPlan, tables: Sequence[SeatStats]) -> list[SeatStats]:
+    """A tournament's numbers per seating counted, by entry (:attr:`TournamentResult.by_seating`, unsummarized)."""
+    return [tables[t].by_entry(seat) for t, seat in plan.design.views]
+
+
+def _data(job: VariantJob, by_seating: Sequence[Sequence[SeatStats]], network: Sequence[SeatStats] | None) -> FocalData:
+    """The ladder's focal data, the learned agent's seatings replaced by ``network``'s (``None``: as played)."""
+    by_seating = list(by_seating)
     if network is not None:
-        by_seating[learned_index(job.budget)] = network.by_seating
+        by_seating[learned_index(job.budget)] = network
     return focal_data(ladder(job.budget), by_seating)
 
 
@@ -175,13 +180,13 @@ def _name(job: VariantJob, spec: str) -> str:
 
 
 def budget_rs(
-    job: VariantJob, results: Sequence[TournamentResult], network: TournamentResult
+    job: VariantJob, by_seating: Sequence[Sequence[SeatStats]], network: Sequence[SeatStats]
 ) -> tuple[BudgetRS, np.ndarray]:
-    """RS at an earlier budget: the ladder's ``results`` with ``network``'s tournament as the learned agent's.
+    """RS at an earlier budget: the ladder's seatings (:func:`seated`) with ``network``'s as the learned agent's.
 
     Returns the numbers (``decisions`` 0: the caller knows them) and RS by win rate per resample.
     """
-    data = _data(job, results, network)
+    data = _data(job, by_seating, network)
     stats = skill_stats(data, RANDOM, FICTIVE, FIELD, job.seed, job.budget.resamples, cheating=CHEATING)
     rs: BudgetRS = {
         "decisions": 0,
@@ -191,7 +196,7 @@ def budget_rs(
         "rs_penalty_ci": list(stats.rs_penalty_ci),
         "best_win": _name(job, stats.best_win),
         "best_penalty": _name(job, stats.best_penalty),
-        "network_win_rate": network.entries[0].win_rate,
+        "network_win_rate": float(stats.win_rate[learned_index(job.budget)]),
     }
     return rs, rs_win_samples(job, data, stats.best_win)
 
@@ -208,7 +213,7 @@ def last_rs(job: VariantJob, results: Sequence[TournamentResult], row: VariantRo
         "best_penalty": _name(job, row["best_penalty"]),
         "network_win_rate": results[learned_index(job.budget)].entries[0].win_rate,
     }
-    return rs, rs_win_samples(job, _data(job, results, None), row["best_win"])
+    return rs, rs_win_samples(job, _data(job, [r.by_seating for r in results], None), row["best_win"])
 
 
 # ----------------------------------------------------------------------------- the ranking's stability
