@@ -119,3 +119,31 @@ def test_spearman_and_ranks() -> None:
     assert np.isnan(spearman(np.array([[0.1, np.nan]]), np.array([[0.2, 0.3]])))[0]
     assert _average_ranks(np.array([[3.0, 1.0, 3.0]])).tolist() == [[2.5, 1.0, 2.5]]
     assert ranks([0.2, None, 0.5, 0.2]) == [2, 4, 1, 3]
+
+
+def test_an_atlas_names_its_cells_by_key(
+    run: tuple[dict, dict, Path, list[Path]], tmp_path: Path, played: list[str]
+) -> None:
+    from skill.atlas import atlas
+
+    _, data, out, nets = run
+    cells = atlas(
+        VARIANTS,
+        [3],
+        [5],
+        PLAN,
+        5,
+        tmp_path,
+        {v: str(nets[-1]) for v in VARIANTS},
+        workers=1,
+        command="x",
+        cache=out.parent / "cache",
+        convergence=[str(nets[0])],
+    )["cells"]
+    assert played == []  # the report's tables, from the cache
+    found = json.loads((tmp_path / "convergence.json").read_text())
+    assert [v["name"] for v in found["variants"]] == ["standard-3p-5c", "every_trick-3p-5c"]
+    for v, before in zip(found["variants"], data["variants"], strict=True):
+        cell = next(c for c in cells if c["key"] == v["name"])
+        assert v["budgets"][-1]["rs_win"] == cell["rs_win"] == before["budgets"][-1]["rs_win"]
+        assert v["budgets"][0] == before["budgets"][0]
