@@ -13,8 +13,8 @@ states where it is to move and plays one card in every state with :func:`engine.
 The rules are the engine's (``legal_bits``, ``play``); a mover with one legal card plays it
 without being asked (any agent would). A plain heuristic is asked without a
 :class:`~agurk_env.agent.Decision` (its strategy on the whole batch's facts), and ``guard``,
-the skill report's field, by a compiled loop (:func:`guard_rows`, numba, where the engine
-runs its kernel) that gives the heuristic's card (tested); a focal card that is forced in
+the skill report's field, by a compiled loop on the rules kernel's rule array
+(:func:`guard_rows`, with numba) that gives the heuristic's card (tested); a focal card that is forced in
 every state leaves the batch in place. The opponents must be deterministic for that to be
 exact: an agent is simulated when it is a :class:`~agents.heuristics.Heuristic` or says
 ``deterministic = True`` (its card a function of the state it is shown). The best line's
@@ -50,14 +50,14 @@ tournament's seatings do, through ``agents.registry.introduce``).
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Literal, get_args
 
 import numpy as np
 
 from agents.heuristics import STRATEGIES, Heuristic, Table, table_of
+from agurk_env import _rules_kernel as kernel
 from agurk_env import engine, rules_kernel
 from agurk_env.agent import Agent, Decision
 from agurk_env.options import check
@@ -77,6 +77,7 @@ class FictiveOptions:
 
     def __post_init__(self) -> None:
         check(self)
+
 
 CHUNK = 128
 """Games searched together: the tree's states of that many games at a time (memory stays bounded)."""
@@ -200,8 +201,9 @@ class Tree:
         return edge_node[first], edge_card[first], edge_value[first], (key[line], edge_card[best[line]])
 
 
+@kernel.njit
 def guard_rows(
-    rule: np.ndarray,
+    t: np.ndarray,
     cur: np.ndarray,
     trick_no: np.ndarray,
     npos: np.ndarray,
@@ -214,28 +216,28 @@ def guard_rows(
 ) -> None:
     """``guard``'s card (:func:`agents.heuristics.guard`) in each of ``rows``, one game at a time, into ``out``.
 
-    The loop that numba compiles for the search (:func:`_guard_kernel`): the same scores as the
-    heuristic's arrays (lead: strength; follow: ``100 - strength`` for a card that takes the
-    trick, else strength; the weakest held card 100 lower when there is a choice; the first
-    best legal card). ``rule`` is :func:`guard_rule`'s layout.
+    The loop the search runs compiled (by the rules kernel's :func:`~agurk_env._rules_kernel.njit`,
+    with numba): the same scores as the heuristic's arrays (lead: strength; follow: ``100 - strength``
+    for a card that takes the trick, else strength; the weakest held card 100 lower when there is a
+    choice; the first best legal card). ``t`` is the rules kernel's :func:`agurk_env.engine.rule_array`.
     """
-    a = rule[-1]
+    a = t[kernel.ACTIONS]
     for i in range(rows.size):
         g = rows[i]
-        last = trick_no[g] == rule[2 * a]
-        base = a if last else 0
-        equal_off = rule[2 * a + 2] if last else rule[2 * a + 1]
-        no_take = rule[2 * a + 3] == 1 and locked[g]
+        last = 1 if trick_no[g] == t[kernel.HAND_SIZE] - 1 else 0
+        base = kernel.STRENGTH + last * kernel.W
+        equal_off = t[kernel.NOT_EQUAL + last]
+        no_take = t[kernel.ACE_LOCK] != kernel.NO_LOCK and locked[g]
         weakest, weakest_strength = 0, 99
         for c in range(a):
-            if hands[g, cur[g], c] > 0 and rule[base + c] < weakest_strength:
-                weakest, weakest_strength = c, rule[base + c]
+            if hands[g, cur[g], c] > 0 and t[base + c] < weakest_strength:
+                weakest, weakest_strength = c, t[base + c]
         choice = bits[g] & (bits[g] - 1) != 0
         best, best_score = -1, 0
         for c in range(a):
             if not (bits[g] >> c) & 1:
                 continue
-            strength = rule[base + c]
+            strength = t[base + c]
             score = strength
             if npos[g] > 0 and not no_take and strength + 1 - equal_off > top[g]:
                 score = 100 - strength
@@ -244,25 +246,6 @@ def guard_rows(
             if best < 0 or score > best_score:
                 best, best_score = c, score
         out[i] = best
-
-
-@functools.lru_cache(maxsize=64)
-def guard_rule(rules: Rules) -> np.ndarray:
-    """The engine's facts :func:`guard_rows` reads: strengths (every trick, the last), hand size, flags, actions."""
-    sp = engine.tables(rules)
-    a = sp.actions
-    flags = [sp.hand_size - 1, sp.not_equal, sp.not_equal_last, int(sp.ace_lock != "none"), a]
-    return np.concatenate([sp.strength[:a], sp.strength_last[:a], flags]).astype(np.int64)
-
-
-@functools.cache
-def _guard_kernel() -> Callable[..., None] | None:
-    """:func:`guard_rows` compiled by numba (cached on disk), or ``None`` without numba."""
-    if not rules_kernel.HAS_NUMBA:
-        return None
-    import numba
-
-    return numba.njit(cache=True)(guard_rows)
 
 
 def _ask(
@@ -294,11 +277,10 @@ def _ask(
             if not simulable(agent):
                 raise ValueError(f"the best response cannot simulate agent {agent.spec!r}: it is not deterministic")
             games = rows[at]
-            compiled = _guard_kernel() if type(agent) is Heuristic and agent.name == "guard" else None
-            if compiled is not None:
+            if rules_kernel.HAS_NUMBA and type(agent) is Heuristic and agent.name == "guard":
                 chosen = np.empty(games.size, np.int64)
                 trick = (pool.cur, pool.trick_no, pool.npos, pool.top, pool.locked, pool.hands)
-                compiled(guard_rule(rules), *trick, bits, games, chosen)
+                guard_rows(engine.rule_array(rules), *trick, bits, games, chosen)
             elif type(agent) is Heuristic:
                 if facts is None:
                     facts = table_of(rules, pool, pool.hands[np.arange(pool.batch), pool.cur])

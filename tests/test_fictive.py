@@ -17,7 +17,7 @@ import pytest
 from agents import fictive as F
 from agents.heuristics import Heuristic
 from agents.registry import AgentSpecError, describe, make_agent, make_agents
-from agurk_env import engine
+from agurk_env import engine, rules_kernel
 from agurk_env.agent import Decision, act_seats, decide, dispatch
 from agurk_env.rules import Rules
 
@@ -219,8 +219,7 @@ CASES = [
 
 @pytest.mark.parametrize(("preset", "options"), CASES)
 def test_compiled_guard_plays_the_heuristics_card(preset: str, options: dict) -> None:
-    kernel = F._guard_kernel()
-    if kernel is None:
+    if not rules_kernel.HAS_NUMBA:
         pytest.skip("numba is not installed: no compiled guard")
     rules = Rules.preset(preset, **options)
     table = make_agents(",".join(["random"] * rules.players), rules.players, 7)
@@ -231,7 +230,7 @@ def test_compiled_guard_plays_the_heuristics_card(preset: str, options: dict) ->
         games = np.arange(state.batch)
         out = np.empty(games.size, np.int64)
         trick = (state.cur, state.trick_no, state.npos, state.top, state.locked, state.hands)
-        kernel(F.guard_rule(rules), *trick, bits, games, out)
+        F.guard_rows(engine.rule_array(rules), *trick, bits, games, out)
         np.testing.assert_array_equal(out, guard.act(Decision(rules, state, games, bits)))
         checked += games.size
         state = engine.play(rules, state, act_seats(rules, state, bits, table))
