@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.resources
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 
 from agurk_env.options import OptionError, build, option, split_assignment
 from agurk_env.rewards import Episode
 from agurk_env.rules import CARDS, PRESETS, Rules, RulesError
+
+_T = TypeVar("_T")
 
 Algo = Literal["ppo", "sb3", "expert"]
 """The trainers: PPO on the batched engine, sb3-contrib's MaskablePPO, or expert iteration."""
@@ -312,7 +315,7 @@ def _check(cfg: Config) -> None:
         raise ConfigError("init: algo sb3 starts from a fresh network; algo ppo or expert start from a checkpoint")
 
 
-def build_dataclass(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
+def build_dataclass(cls: type[_T], data: Mapping[str, object], prefix: str = "") -> _T:
     """An instance of the config section ``cls`` from ``data``, every value converted by its declaration."""
     try:
         return build(cls, data, noun="config key", prefix=prefix)
@@ -320,7 +323,7 @@ def build_dataclass(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
         raise ConfigError(str(e)) from None
 
 
-def _set(data: dict[str, Any], item: str) -> None:
+def _set(data: dict[str, object], item: str) -> None:
     """Apply one ``key=value`` override (dotted key, YAML value) to the raw mapping ``data``."""
     try:
         key, text = split_assignment(item, "KEY=VALUE (e.g. --set total_steps=100000)")
@@ -340,7 +343,7 @@ def _set(data: dict[str, Any], item: str) -> None:
     node[last] = value
 
 
-def config_from_dict(data: dict[str, Any], sets: list[str] | tuple[str, ...] = ()) -> Config:
+def config_from_dict(data: dict[str, object], sets: list[str] | tuple[str, ...] = ()) -> Config:
     """Build and check a :class:`Config` from a raw mapping plus ``key=value`` overrides."""
     data = yaml.safe_load(yaml.safe_dump(data or {}))  # a deep copy in YAML's own types
     for item in sets:
@@ -355,7 +358,7 @@ def load_config(path: str | Path, sets: list[str] | tuple[str, ...] = ()) -> Con
     return config_from_dict(read_mapping(path), sets)
 
 
-def read_mapping(path: str | Path) -> dict[str, Any]:
+def read_mapping(path: str | Path) -> dict[str, object]:
     """The mapping of keys in a YAML config file (empty for an empty file); :class:`ConfigError` in one line."""
     path = Path(path)
     try:
@@ -375,7 +378,7 @@ def read_mapping(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def config_to_dict(cfg: Config) -> dict[str, Any]:
+def config_to_dict(cfg: Config) -> dict[str, object]:
     """The config as plain YAML-ready data (every key, resolved)."""
     return dataclasses.asdict(cfg)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from agurk_env.atomic import atomic_write, atomic_write_text
 from training.config import Config
@@ -26,13 +26,43 @@ CURVE = "learning_curve.png"
 """The run's learning curve, drawn from :data:`HISTORY`."""
 
 
-def evaluate(cfg: Config, checkpoint: Path, step: int, deals: int) -> dict[str, Any]:
+class PlayersResult(TypedDict):
+    """The checkpoint's figures at one player count of an :class:`Evaluation` (intervals as ``[low, high]``)."""
+
+    players: int
+    win_rate: float
+    win_rate_ci: list[float]
+    fair_share: float
+    mean_penalty: float
+    mean_penalty_ci: list[float]
+    rating: float
+    opponents: dict[str, object] | None
+    """The opponents' entry of the tournament (:meth:`agents.tournament_stats.EntryStats.to_dict`)."""
+
+
+class Evaluation(TypedDict):
+    """One evaluation of a run's checkpoint: a line of :data:`HISTORY`, the whole of :data:`LAST`."""
+
+    step: int
+    checkpoint: str
+    opponent: str
+    policy: str
+    deals: int
+    seed: int
+    rules: str
+    score: float
+    win_rate: float
+    results: list[PlayersResult]
+    seconds: float
+
+
+def evaluate(cfg: Config, checkpoint: Path, step: int, deals: int) -> Evaluation:
     """Tournament of ``checkpoint`` against ``eval.opponent`` at every player count of ``cfg``; the summary."""
     from agents.tournament import tournament
 
     ev = cfg.eval
     spec = f"ppo:{checkpoint.resolve()}" + (";sample" if ev.sample else "")
-    results = []
+    results: list[PlayersResult] = []
     start = time.perf_counter()
     for rules in cfg.rule_sets():
         p = rules.players
@@ -65,7 +95,7 @@ def evaluate(cfg: Config, checkpoint: Path, step: int, deals: int) -> dict[str, 
     }
 
 
-def scalars(summary: dict[str, Any]) -> dict[str, float]:
+def scalars(summary: Evaluation) -> dict[str, float]:
     """The ``eval/`` TensorBoard scalars of an evaluation."""
     out = {"eval/win_rate": summary["win_rate"], "eval/score": summary["score"]}
     for r in summary["results"]:
@@ -78,14 +108,14 @@ def scalars(summary: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def record(folder: Path, summary: dict[str, Any]) -> None:
+def record(folder: Path, summary: Evaluation) -> None:
     """Write ``summary`` as ``eval.json`` and add it to the history (an evaluation of a resumed step replaces it)."""
     atomic_write_text(folder / LAST, json.dumps(summary, indent=2) + "\n")
     rows = [r for r in history(folder) if r["step"] < summary["step"]] + [summary]
     atomic_write_text(folder / HISTORY, "".join(json.dumps(r) + "\n" for r in rows))
 
 
-def history(folder: Path) -> list[dict[str, Any]]:
+def history(folder: Path) -> list[Evaluation]:
     """The evaluations recorded in ``folder``, in step order (``[]`` if none)."""
     path = folder / HISTORY
     if not path.is_file():

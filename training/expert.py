@@ -27,14 +27,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from agents.guided import improve
 from agents.policy import Checkpoint, PolicyNet, masked_log_softmax, pad_legal
-from agents.tasks import Backend, run_tasks
+from agents.tasks import Backend, TaskProgress, run_tasks
 from agurk_env import engine, observation
 from agurk_env.agent import Decision
 from agurk_env.rewards import round_rewards
@@ -155,7 +155,7 @@ class Generations:
 
 
 def generation_task(
-    progress: Any, config: dict[str, Any], weights: dict[str, torch.Tensor], seed: list[int], decisions: int
+    progress: TaskProgress, config: dict[str, object], weights: dict[str, torch.Tensor], seed: list[int], decisions: int
 ) -> tuple[Data, dict[str, float]]:
     """One shard of a generation (a task of :func:`agents.tasks.run_tasks`): fresh self-play games of ``seed``."""
     cfg = config_from_dict(config)

@@ -9,7 +9,8 @@ picks a family by weight, then each of its choices uniformly; a table that the r
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -29,9 +30,10 @@ SINGLE_ROUND = {"limit": 1, "match_end": "first_out", "rebuys": 0, "lives": 0}
 """The options of a single-round table: anyone scoring goes out, and the match ends after that round."""
 _RANDOM_NAMES = sorted(RANDOM_VALUES)  # the order random_options draws from, fixed for the seeded draws
 _TRIES = 1000
+_T = TypeVar("_T")
 
 
-def _pick(rng: np.random.Generator, items: list[Any] | tuple[Any, ...]) -> Any:
+def _pick(rng: np.random.Generator, items: Sequence[_T]) -> _T:
     """One of ``items``, uniformly."""
     return items[int(rng.integers(len(items)))]
 

@@ -63,7 +63,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 import torch
@@ -241,6 +241,15 @@ class Buffer:
 # ----------------------------------------------------------------------------- opponent pool
 
 
+class PoolState(TypedDict):
+    """:meth:`Pool.state_dict`: the pool's agents, its snapshots' steps and weights, the learner's win rates."""
+
+    specs: list[str]
+    snap_step: torch.Tensor
+    win_rate: torch.Tensor
+    nets: list[dict[str, torch.Tensor]]
+
+
 class Pool:
     """Opponents: registry agents and snapshots of the learner, with the learner's win rate against each.
 
@@ -314,7 +323,7 @@ class Pool:
         self.snap_step[slot] = step
         self.win_rate[self.n_agents + slot] = 1.0 / players  # an even match, to begin with
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> PoolState:
         """The snapshots and statistics, for a checkpoint."""
         return {
             "specs": list(self.specs),
@@ -323,7 +332,7 @@ class Pool:
             "nets": [{k: v.cpu() for k, v in net.state_dict().items()} for net in self.nets],
         }
 
-    def load_state_dict(self, data: dict[str, Any]) -> None:
+    def load_state_dict(self, data: PoolState) -> None:
         """Restore :meth:`state_dict` (the pool's agents and slot count must match)."""
         if list(data["specs"]) != self.specs or len(data["nets"]) != len(self.nets):
             raise ValueError("the checkpoint's opponent pool differs from the config's (pool.agents, max_snapshots)")
@@ -675,7 +684,7 @@ class PPOTrainer:
             logs["charts/round_reward"] = stats.round_reward / stats.rounds
         return logs
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> Checkpoint:
         """What a checkpoint needs besides the network (see :func:`training.checkpoint.save_checkpoint`)."""
         critic = {"state_critic": {k: v.cpu() for k, v in self.critic.state_dict().items()}} if self.critic else {}
         oracle = {"oracle": {k: v.cpu() for k, v in self.oracle.state_dict().items()}} if self.oracle else {}

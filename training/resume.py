@@ -8,9 +8,9 @@ fatal). Every difference found is named in the one line.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agents.policy import Checkpoint, CheckpointError, load_checkpoint
 from training.config import Config, ConfigError, config_from_dict, config_to_dict, load_config
@@ -44,7 +44,7 @@ def _rules_text(cfg: Config) -> str:
     return cfg.preset + "".join(f" + {k}={v}" for k, v in cfg.rules.items())
 
 
-def _game_differences(saved: dict[str, Any], cfg: Config) -> list[str]:
+def _game_differences(saved: Mapping[str, object], cfg: Config) -> list[str]:
     """How ``cfg``'s game (rules, players, episode) differs from the one the run with config ``saved`` trained on."""
     try:
         before = config_from_dict({k: saved[k] for k in RESUME_KEYS if k in saved})
@@ -71,9 +71,9 @@ _SECTIONS = ("pool", "eval", "expert", "mixture", "mixture.families")
 """Config sections flattened to dotted keys; a mixture family is compared whole (``mixture.families.NAME``)."""
 
 
-def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def _flat(data: Mapping[str, object], prefix: str = "") -> dict[str, object]:
     """A config dict with its sections flattened to dotted keys (``eval.every``, ``mixture.families.hard4``)."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for k, v in data.items():
         if isinstance(v, dict) and f"{prefix}{k}" in _SECTIONS:
             out.update(_flat(v, f"{prefix}{k}."))
@@ -82,7 +82,7 @@ def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def config_changes(saved: dict[str, Any], cfg: Config) -> list[str]:
+def config_changes(saved: Mapping[str, object], cfg: Config) -> list[str]:
     """The keys of ``cfg`` that differ from the run's saved config, as ``key old -> new``.
 
     A key the saved config lacks (an option newer than the run) had its default there.

@@ -23,10 +23,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from training import evaluation
 from training.config import Config, ConfigError
+from training.evaluation import Evaluation
 from training.run_folder import Run
 from training.schedule import (
     NoProgress,
@@ -41,6 +42,24 @@ from training.schedule import (
 
 if TYPE_CHECKING:
     from agents.policy import Checkpoint  # torch
+
+
+class RunSummary(TypedDict):
+    """What :func:`execute` returns: where the run is, how far it came, how it ended, its last evaluation."""
+
+    out: str
+    global_step: int
+    start_step: int
+    decisions_per_s: float
+    seconds: float
+    stop: KeyboardInterrupt | None
+    """The stop (Ctrl-C or a stop signal raised as one); ``None`` when training ran to its end."""
+    saved: bool
+    time_limit: bool
+    eval: Evaluation | None
+    best_score: float
+    best: str | None
+    curve: str | None
 
 
 def check_device(cfg: Config) -> None:
@@ -66,7 +85,7 @@ def check_init(cfg: Config) -> None:
 class _Updates:
     """A trainer ``schedule`` that only forwards each update's step and scalars to ``on_update``."""
 
-    def __init__(self, on_update: Callable[[int, dict[str, float]], Any] | None) -> None:
+    def __init__(self, on_update: Callable[[int, dict[str, float]], object] | None) -> None:
         self.on_update = on_update
 
     def after_update(self, step: int, decisions: int, seconds: float, logs: dict[str, float]) -> None:
@@ -76,7 +95,7 @@ class _Updates:
 
 
 def train_to_file(
-    cfg: Config, path: str | Path, on_update: Callable[[int, dict[str, float]], Any] | None = None
+    cfg: Config, path: str | Path, on_update: Callable[[int, dict[str, float]], object] | None = None
 ) -> Trainer:
     """Train ``cfg`` to ``total_steps`` (no run folder, no evaluation) and save the checkpoint to ``path``.
 
@@ -99,7 +118,7 @@ def execute(
     resume: Checkpoint | None,
     progress: ProgressSink | None = None,
     stops: Stops | None = None,
-) -> dict[str, Any]:
+) -> RunSummary:
     """Train ``cfg`` into the run folder ``out`` (continuing ``resume``); return a summary.
 
     A ``KeyboardInterrupt`` (Ctrl-C, or a stop signal the application raises as one) stops

@@ -15,7 +15,7 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Literal, TypedDict
 
 try:
     import fcntl
@@ -166,12 +166,21 @@ def check_not_in_use(folder: Path) -> None:
             raise RunFolderError(folder, f"is in use by {_holder(folder)}", "wait") from None
 
 
-def read_kept(folder: str | Path) -> list[dict[str, Any]]:
+class KeptCheckpoint(TypedDict):
+    """One row of ``checkpoints/kept.csv``: a kept copy of ``latest.pt``."""
+
+    step: int
+    train_seconds: float
+    wall_seconds: float
+    file: str
+
+
+def read_kept(folder: str | Path) -> list[KeptCheckpoint]:
     """The kept checkpoints of a run folder (``checkpoints/kept.csv``), in step order; ``[]`` if none."""
     path = Path(folder) / CHECKPOINTS / KEPT
     if not path.is_file():
         return []
-    rows = []
+    rows: list[KeptCheckpoint] = []
     for line in path.read_text(encoding="utf-8").splitlines()[1:]:
         step, train, wall, name = line.split(",")
         rows.append({"step": int(step), "train_seconds": float(train), "wall_seconds": float(wall), "file": name})

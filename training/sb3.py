@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -30,6 +30,10 @@ from training.checkpoint import save_checkpoint
 from training.config import Config, config_to_dict
 
 if TYPE_CHECKING:
+    import gymnasium
+    from sb3_contrib import MaskablePPO
+
+    from agurk_env.vec_env import AgurkVecEnv
     from training.schedule import UpdateSink
 
 
@@ -40,7 +44,7 @@ def _extractor_class() -> type:
     class TrunkExtractor(BaseFeaturesExtractor):
         """The PPO trainer's shared MLP trunk, as SB3's features extractor."""
 
-        def __init__(self, observation_space: Any, hidden: list[int]) -> None:
+        def __init__(self, observation_space: gymnasium.spaces.Box, hidden: list[int]) -> None:
             trunk = Trunk(observation_space.shape[0], hidden)
             super().__init__(observation_space, trunk.out_size)
             self.trunk = trunk
@@ -57,7 +61,7 @@ def opponents_of(cfg: Config) -> str:
     return max(agents, key=agents.__getitem__) if agents else "random"
 
 
-def make_model(cfg: Config, venv: Any) -> Any:
+def make_model(cfg: Config, venv: AgurkVecEnv) -> MaskablePPO:
     """A MaskablePPO with the PPO trainer's network and PPO settings."""
     from sb3_contrib import MaskablePPO
 
@@ -89,7 +93,7 @@ def make_model(cfg: Config, venv: Any) -> Any:
     )
 
 
-def policy_net(model: Any, hidden: list[int]) -> PolicyNet:
+def policy_net(model: MaskablePPO, hidden: list[int]) -> PolicyNet:
     """The SB3 policy's weights as a :class:`PolicyNet` (trunk, ``action_net``, ``value_net``)."""
     policy = model.policy
     net = PolicyNet(observation.SIZE, int(policy.action_space.n), hidden)

@@ -14,10 +14,11 @@ import contextlib
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from training import evaluation
 from training.config import Config
+from training.evaluation import Evaluation
 from training.run_folder import Run
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ class ProgressSink(Protocol):
     def begin(self) -> None:
         """Training starts now (the trainer is built): ``time_limit`` counts from here."""
 
-    def update(self, step: int, sps: float | None = None, evaluation: dict[str, Any] | None = None) -> None:
+    def update(self, step: int, sps: float | None = None, evaluation: Evaluation | None = None) -> None:
         """Learner decisions so far, their rate, and an evaluation just made."""
 
     def close(self) -> None:
@@ -85,7 +86,7 @@ class ProgressSink(Protocol):
 class Stops(Protocol):
     """How stop requests wait for checkpoints: ``held()`` around a save, ``stop()`` once the run is stopping."""
 
-    def held(self) -> contextlib.AbstractContextManager[Any]:
+    def held(self) -> contextlib.AbstractContextManager[None]:
         """A block in which a stop request waits until the block ends."""
 
     def stop(self) -> None:
@@ -98,7 +99,7 @@ class NoProgress:
     def begin(self) -> None:
         """Nothing."""
 
-    def update(self, step: int, sps: float | None = None, evaluation: dict[str, Any] | None = None) -> None:
+    def update(self, step: int, sps: float | None = None, evaluation: Evaluation | None = None) -> None:
         """Nothing."""
 
     def close(self) -> None:
@@ -108,7 +109,7 @@ class NoProgress:
 class NoStops:
     """No stop requests to hold back (a run from code: Ctrl-C is a plain KeyboardInterrupt)."""
 
-    def held(self) -> contextlib.AbstractContextManager[Any]:
+    def held(self) -> contextlib.AbstractContextManager[None]:
         """A block that holds nothing back."""
         return contextlib.nullcontext()
 
@@ -154,7 +155,7 @@ class Schedule:
         self.seconds = 0.0
         self.steps = 0
         self.saved_step: int | None = None
-        self.last_eval: dict[str, Any] | None = None
+        self.last_eval: Evaluation | None = None
         self.last_save = self.started = time.monotonic()
         self.kept_train, self.kept_wall = clock
         self.next_eval = (start_step // cfg.eval.every + 1) * cfg.eval.every if cfg.eval.every else None
@@ -196,7 +197,7 @@ class Schedule:
             while self.next_checkpoint <= step:
                 self.next_checkpoint += cfg.checkpoint_every
 
-    def evaluate(self, step: int, deals: int) -> dict[str, Any]:
+    def evaluate(self, step: int, deals: int) -> Evaluation:
         """Save ``latest``, evaluate it, promote it to ``best`` if it scored best so far."""
         self.save()
         summary = evaluation.evaluate(self.run.cfg, self.run.latest, step, deals)
