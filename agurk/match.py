@@ -10,7 +10,7 @@ when the person and the agents move, and how a move reads. Every rule comes from
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from agurk_env import engine
 from agurk_env.aec_env import raw_env
 from agurk_env.agent import Agent, decide
 from agurk_env.options import split_list
+from agurk_env.records import MatchRecord
 from agurk_env.rules import CARDS, Rules
 
 
@@ -75,9 +76,25 @@ def legal_reason(rules: Rules, state: engine.State) -> str:
     return f"you can beat {what}: you must beat it ({equal} beats)"
 
 
-def round_summary(rules: Rules, end: engine.State) -> dict[str, Any]:
+class RoundSummary(TypedDict):
+    """A round that just ended, as the front ends show it (:func:`round_summary`); per seat lists."""
+
+    round: int
+    """The round, from 1."""
+    penalties: list[int]
+    scores: list[int]
+    out: list[int]
+    """The seats that went out in the round."""
+    rebought: list[int]
+    played: list[bool]
+    """Which seats played the round (in the match before it, or out in it)."""
+    lives: NotRequired[list[int]]
+    """Only in lives mode."""
+
+
+def round_summary(rules: Rules, end: engine.State) -> RoundSummary:
     """Penalties, scores, lives, who played, went out and rebought, of the round that ended in ``end``."""
-    summary = {
+    summary: RoundSummary = {
         "round": int(end.round_no[0]) + 1,
         "penalties": end.round_penalty[0].tolist(),
         "scores": end.scores[0].tolist(),
@@ -170,7 +187,7 @@ class Match:
         winner = int(after.trick_winner[0, t]) if end is not None or int(after.trick_no[0]) > t else None
         return Move(s, card, r + 1, t + 1, winner, end)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> MatchRecord:
         """The match record so far (the env's, with the seats' agent specs): a finished match's is whole."""
         rec = self.env.record()
         rec["agents"] = list(self.specs)

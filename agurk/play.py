@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from agurk.match import Match, Move, legal_reason, round_summary, sorted_hand, strengths
+from agurk.match import Match, Move, RoundSummary, legal_reason, round_summary, sorted_hand, strengths
 from agurk_env import engine
 from agurk_env.atomic import atomic_write_text
+from agurk_env.records import MatchRecord
 from agurk_env.render import card_text
 from agurk_env.rules import CARDS, Rules
 
@@ -72,7 +72,7 @@ class Game(Match):
 
     # ------------------------------------------------------------------ output
 
-    def say(self, text: str = "", **kw: Any) -> None:
+    def say(self, text: str = "", **kw: object) -> None:
         """Print a line (rich markup) and flush, so a pseudo-terminal sees it at once."""
         self.console.print(text, **kw)
         self.console.file.flush()
@@ -137,7 +137,7 @@ class Game(Match):
         cards = card_text(self.env.legal_bits()).split()
         return " ".join(sorted(cards, key=lambda n: strength[CARDS.index(n)]))
 
-    def _ties_text(self, summary: dict[str, Any]) -> str:
+    def _ties_text(self, summary: RoundSummary) -> str:
         """Every seat the last trick charges when several tie on its top rank (``""`` when one or none)."""
         charged = [s for s, penalty in enumerate(summary["penalties"]) if penalty > 0]
         if self.rules.scoring != "last_trick" or len(charged) < 2:
@@ -148,7 +148,7 @@ class Game(Match):
             "(last_trick_ties=all: every player holding the top rank in the last trick scores)"
         )
 
-    def show_round_end(self, summary: dict[str, Any]) -> None:
+    def show_round_end(self, summary: RoundSummary) -> None:
         """Penalties, scores, lives, who went out or rebought (a :func:`agurk.match.round_summary`)."""
         self.say(f"[bold]round {summary['round']} over[/bold]")
         for s, played in enumerate(summary["played"]):
@@ -204,7 +204,7 @@ class Game(Match):
                 return card
             self.show_legal(st)
 
-    def run(self) -> tuple[bool, dict[str, Any]]:
+    def run(self) -> tuple[bool, MatchRecord]:
         """Play the match; returns ``(finished, record)``: the record so far when the person quits."""
         self.say(
             f"Agurk · you are {self._name(self.seat)} · seed {self.seed} · "
@@ -265,7 +265,7 @@ def play(
     return 0
 
 
-def _write_record(game: Game, path: str, rec: dict[str, Any], finished: bool) -> None:
+def _write_record(game: Game, path: str, rec: MatchRecord, finished: bool) -> None:
     """Write the match record (one JSON line) atomically and say so: the whole match, or the match so far."""
     atomic_write_text(path, json.dumps(rec) + "\n")
     if finished:

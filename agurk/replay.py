@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from agurk_env import engine
+from agurk_env.records import MatchRecord
 from agurk_env.rules import CARDS, Rules, RulesError
 
 
@@ -22,7 +23,7 @@ class ReplayError(ValueError):
     """A file or match that cannot be replayed (one-line message)."""
 
 
-def load_record(path: str, match: int = 0) -> dict[str, Any]:
+def load_record(path: str, match: int = 0) -> MatchRecord:
     """Record number ``match`` (0-based line, blank lines skipped) of the JSON Lines file ``path``."""
     try:
         with open(path, encoding="utf-8") as f:
@@ -34,7 +35,7 @@ def load_record(path: str, match: int = 0) -> dict[str, Any]:
     return parse_record(text, match, repr(path))
 
 
-def parse_record(text: str, match: int = 0, name: str = "the file") -> dict[str, Any]:
+def parse_record(text: str, match: int = 0, name: str = "the file") -> MatchRecord:
     """Record number ``match`` (0-based line, blank lines skipped) of JSON Lines ``text`` (``name`` in errors)."""
     if match < 0:
         raise ReplayError(f"--match must be >= 0, not {match}")
@@ -57,7 +58,7 @@ def parse_record(text: str, match: int = 0, name: str = "the file") -> dict[str,
     return rec
 
 
-def steps(rec: dict[str, Any]) -> list[dict[str, Any]]:
+def steps(rec: MatchRecord) -> list[dict[str, Any]]:
     """The match as data frames: one per trick (every hand before it, weakest first), then one per round end.
 
     A trick frame has ``kind="trick"``, ``round``, ``trick``, ``dealer``, ``hands`` (``None`` for a
@@ -71,7 +72,7 @@ def steps(rec: dict[str, Any]) -> list[dict[str, Any]]:
         raise ReplayError(f"malformed game record: {type(e).__name__} {e}") from None
 
 
-def _steps(rec: dict[str, Any]) -> list[dict[str, Any]]:
+def _steps(rec: MatchRecord) -> list[dict[str, Any]]:
     rules = Rules.from_dict(rec["rules"])
     sp = engine.tables(rules)
     p, h = rules.players, rules.hand_size
@@ -108,14 +109,14 @@ def _steps(rec: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def seat_names(rec: dict[str, Any]) -> list[str]:
+def seat_names(rec: MatchRecord) -> list[str]:
     """``P0 SPEC`` per seat, from the record's ``agents`` (``player_S`` when it has none)."""
     p = Rules.from_dict(rec["rules"]).players
     specs = rec.get("agents") or [f"player_{s}" for s in range(p)]
     return [f"P{s} {specs[s]}" for s in range(p)]
 
 
-def frames(rec: dict[str, Any]) -> list[str]:
+def frames(rec: MatchRecord) -> list[str]:
     """The match as text frames (rich markup): one per trick, then a round summary per round."""
     data = steps(rec)
     try:
@@ -155,7 +156,7 @@ def frames(rec: dict[str, Any]) -> list[str]:
 
 
 def replay(
-    rec: dict[str, Any],
+    rec: MatchRecord,
     show_all: bool = False,
     console: Console | None = None,
     read: Callable[[str], str] = input,

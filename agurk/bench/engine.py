@@ -14,7 +14,10 @@ import random
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from agurk_env.rules import Rules
 
 THREAD_VARS: tuple[str, ...] = (
     "OMP_NUM_THREADS",
@@ -29,7 +32,7 @@ THREAD_VARS: tuple[str, ...] = (
 T = TypeVar("T")
 
 
-def pinned(measure: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+def pinned(measure: Callable[..., T], *args: object, **kwargs: object) -> T:
     """``measure(*args, **kwargs)`` in a spawned process whose NumPy thread pools are one thread each.
 
     NumPy's linear-algebra back ends size their pools from :data:`THREAD_VARS` once, when NumPy
@@ -49,7 +52,7 @@ def pinned(measure: Callable[..., T], *args: Any, **kwargs: Any) -> T:
                 os.environ[var] = value
 
 
-def bench_engine(rules: Any, batch: int = 4096, seconds: float = 5.0, seed: int = 0) -> dict[str, Any]:
+def bench_engine(rules: Rules, batch: int = 4096, seconds: float = 5.0, seed: int = 0) -> dict[str, float]:
     """Random legal play of ``batch`` whole matches at once for about ``seconds``.
 
     Every step computes the legal sets (``engine.legal_bits``), draws a random legal card per
@@ -64,6 +67,7 @@ def bench_engine(rules: Any, batch: int = 4096, seconds: float = 5.0, seed: int 
 
     rng = np.random.default_rng(seed)
     state = engine.init(rules, batch, seed)
+
     def step(state: engine.State) -> engine.State:
         actions = engine.random_legal(engine.legal_bits(rules, state), rng)
         return engine.advance(rules, engine.play(rules, state, actions, donate=True), donate=True)
@@ -84,7 +88,7 @@ def bench_engine(rules: Any, batch: int = 4096, seconds: float = 5.0, seed: int 
     }
 
 
-def _rates(steps: int, batch: int, elapsed: float, matches: int) -> dict[str, Any]:
+def _rates(steps: int, batch: int, elapsed: float, matches: int) -> dict[str, float]:
     """The counts and rates of ``steps`` engine steps over ``batch`` games in ``elapsed`` seconds."""
     plays = steps * batch
     return {
@@ -97,7 +101,7 @@ def _rates(steps: int, batch: int, elapsed: float, matches: int) -> dict[str, An
     }
 
 
-def bench_compiled_loop(rules: Any, batch: int = 4096, seconds: float = 5.0, seed: int = 0) -> dict[str, Any]:
+def bench_compiled_loop(rules: Rules, batch: int = 4096, seconds: float = 5.0, seed: int = 0) -> dict[str, float]:
     """The engine's steps (legal sets, a random legal card, the play, deals and restarts) in compiled calls.
 
     ``_rules_kernel.random_play``: the same kernel loops as the engine, 32 steps per call, so no
@@ -132,13 +136,15 @@ def bench_compiled_loop(rules: Any, batch: int = 4096, seconds: float = 5.0, see
     return {**_rates(steps, batch, elapsed, next_match - first_match), "first_call_s": compile_s}
 
 
-def in_turns(runs: dict[str, Callable[[float], dict[str, Any]]], seconds: float, slices: int = 3) -> dict[str, Any]:
+def in_turns(
+    runs: dict[str, Callable[[float], dict[str, float]]], seconds: float, slices: int = 3
+) -> dict[str, dict[str, float]]:
     """Each measurement for about ``seconds`` in all, in ``slices`` parts taken in rotation, its counts summed.
 
     Taking turns spreads a busy machine's changing load over all of them, so their ratios hold
     better than those of one measurement after the other. The rates are recomputed from the sums.
     """
-    parts: dict[str, list[dict[str, Any]]] = {name: [] for name in runs}
+    parts: dict[str, list[dict[str, float]]] = {name: [] for name in runs}
     for _ in range(slices):
         for name, run in runs.items():
             parts[name].append(run(seconds / slices))
@@ -153,7 +159,7 @@ def in_turns(runs: dict[str, Callable[[float], dict[str, Any]]], seconds: float,
     return out
 
 
-def bench_reference(rules: Any, seconds: float = 3.0, seed: int = 0) -> dict[str, Any]:
+def bench_reference(rules: Rules, seconds: float = 3.0, seed: int = 0) -> dict[str, float]:
     """Whole random matches with the scalar reference (``play_random_match``) for about ``seconds``."""
     from agurk_env.reference import play_random_match
 
@@ -176,7 +182,7 @@ def bench_reference(rules: Any, seconds: float = 3.0, seed: int = 0) -> dict[str
 
 
 def engine_vs_reference(
-    rules: Any,
+    rules: Rules,
     batch: int = 4096,
     seconds: float = 5.0,
     reference_seconds: float | None = None,
@@ -194,7 +200,7 @@ def engine_vs_reference(
 
     pinned = all(os.environ.get(var) == "1" for var in THREAD_VARS)
     compiled = rules_kernel.LOADED  # on import, apart from the timing: the compile is not the engine's speed
-    runs: dict[str, Callable[[float], dict[str, Any]]] = {"engine": lambda s: bench_engine(rules, batch, s, seed)}
+    runs: dict[str, Callable[[float], dict[str, float]]] = {"engine": lambda s: bench_engine(rules, batch, s, seed)}
     if compiled:
         runs["compiled_loop"] = lambda s: bench_compiled_loop(rules, batch, s, seed)
     rates = in_turns(runs, seconds)

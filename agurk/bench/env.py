@@ -10,12 +10,18 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+if TYPE_CHECKING:
+    import gymnasium
+    from pettingzoo import AECEnv
 
-def aec_turns_per_s(make_env: Callable[[], Any], seconds: float, seed: int = 0) -> dict[str, float]:
+    from agurk_env.rules import Rules
+
+
+def aec_turns_per_s(make_env: Callable[[], AECEnv], seconds: float, seed: int = 0) -> dict[str, float]:
     """Random legal play with PettingZoo's standard loop for about ``seconds``.
 
     Each turn is ``last()``, a uniformly random card from the ``action_mask`` and
@@ -45,7 +51,9 @@ def aec_turns_per_s(make_env: Callable[[], Any], seconds: float, seed: int = 0) 
     return {"turns": turns, "episodes": episodes, "seconds": elapsed, "turns_per_s": turns / elapsed}
 
 
-def interleaved(makers: dict[str, Callable[[], Any]], seconds: float, seed: int = 0, slices: int = 3) -> dict[str, Any]:
+def interleaved(
+    makers: dict[str, Callable[[], AECEnv]], seconds: float, seed: int = 0, slices: int = 3
+) -> dict[str, dict[str, float]]:
     """:func:`aec_turns_per_s` of every environment for about ``seconds`` each, in ``slices`` turns taken in rotation.
 
     Taking turns spreads a busy machine's changing load over all of them, so their ratios hold
@@ -60,7 +68,7 @@ def interleaved(makers: dict[str, Callable[[], Any]], seconds: float, seed: int 
     return {name: {**t, "turns_per_s": t["turns"] / t["seconds"]} for name, t in totals.items()}
 
 
-def _null_env(players: int = 4, tricks: int = 7, size: int = 0, actions: int = 13) -> Any:
+def _null_env(players: int = 4, tricks: int = 7, size: int = 0, actions: int = 13) -> AECEnv:
     """A do-nothing AEC env (wrapped like ours) with Agurk's shapes: the floor of the timing loop.
 
     Every turn it returns a fresh observation vector and mask and moves to the next agent;
@@ -83,10 +91,10 @@ def _null_env(players: int = 4, tricks: int = 7, size: int = 0, actions: int = 1
             self._obs = np.zeros(size or SIZE, np.float32)
             self._mask = np.ones(actions, np.int8)
 
-        def observation_space(self, agent: str) -> Any:
+        def observation_space(self, agent: str) -> None:
             return None
 
-        def action_space(self, agent: str) -> Any:
+        def action_space(self, agent: str) -> gymnasium.spaces.Discrete:
             return self._space
 
         def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -119,7 +127,7 @@ def _null_env(players: int = 4, tricks: int = 7, size: int = 0, actions: int = 1
 
 
 def vec_env_steps_per_s(
-    n_envs: int, seconds: float, rules: Any = "standard", seed: int = 0, api: str = "sb3"
+    n_envs: int, seconds: float, rules: str | Rules = "standard", seed: int = 0, api: str = "sb3"
 ) -> dict[str, float]:
     """A vector env of ``n_envs`` games stepped with random legal cards (random opponents) for about ``seconds``.
 

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import platform
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agurk_env.rules import Rules
 
 CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "4x7": ("standard", {}),
@@ -94,7 +97,7 @@ def bench_solver(
     return result
 
 
-def bench_fictive(rules: Any, deals: int, seed: int) -> dict[str, Any]:
+def bench_fictive(rules: Rules, deals: int, seed: int) -> dict[str, Any]:
     """Milliseconds per seat of the best response against ``guard``: one seat per call (median, max) and batched."""
     import numpy as np
 
@@ -103,7 +106,6 @@ def bench_fictive(rules: Any, deals: int, seed: int) -> dict[str, Any]:
     from agents.heuristics import Heuristic
     from agurk_env import engine
     from agurk_env.agent import act_seats
-
 
     table = [Heuristic("guard")] * rules.players
     state = engine.init(rules, deals, seed)

@@ -34,7 +34,7 @@ def bench_tournament(
     rules = Rules.preset("standard", players=len(agents))
     deals = max(1, matches // rules.players)
 
-    def timed(**how: Any) -> tuple[float, dict[str, Any]]:
+    def timed(**how: int | Backend) -> tuple[float, dict[str, object]]:
         start = time.perf_counter()
         result = tournament(rules, list(agents), deals, seed, **how)
         return time.perf_counter() - start, result.to_dict()

@@ -22,7 +22,7 @@ from training.config import Config, config_from_dict, config_to_dict, load_confi
 OPPONENTS = "random"
 
 
-def bench_config(threads: int, seed: int, **changes: Any) -> Config:
+def bench_config(threads: int, seed: int, **changes: object) -> Config:
     """The benchmark's config: the packaged quickstart's PPO settings, no time limit, no evaluation, fixed lr.
 
     ``changes`` replace whole keys (the benchmark sets ``pool`` and ``algo``).

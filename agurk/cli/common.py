@@ -13,11 +13,17 @@ import sys
 import typing
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from agurk_env.atomic import atomic_write_text
 from agurk_env.options import Bounds, Option, OptionError, split_assignment, split_list
-from agurk_env.rules import OPTION_NAMES, Rules, RulesError, parse_option
+from agurk_env.rules import OPTION_NAMES, Rules, RulesError, RuleValue, parse_option
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, ProgressColumn
+
+    from agents.tasks import Backend
 
 PROG = "agurk"
 
@@ -45,7 +51,7 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
 # ----------------------------------------------------------------------------- checks and rules
 
 
-def arg_type(kind: Any, **bounds: float) -> Callable[[str], Any]:
+def arg_type(kind: object, **bounds: float) -> Callable[[str], object]:
     """An argparse ``type=``: the text as ``kind`` within ``bounds`` (``low=``, ``above=``, ...), checked at parse time.
 
     A ``list[...]`` kind reads ``A,B,C`` (:func:`agurk_env.options.split_list`). The options' one converter
@@ -55,7 +61,7 @@ def arg_type(kind: Any, **bounds: float) -> Callable[[str], Any]:
     declared = Option("value", kind, None, bounds=Bounds(**bounds))
     is_list = typing.get_origin(kind) is list
 
-    def convert(text: str) -> Any:
+    def convert(text: str) -> object:
         try:
             return declared.convert(split_list(text) if is_list else text)
         except OptionError:
@@ -75,9 +81,9 @@ POSITIVE = arg_type(float, above=0)
 """``type=`` of durations (``--seconds``, ``--idle-minutes``, ...): a number > 0."""
 
 
-def rule_overrides(sets: Sequence[str] | None) -> dict[str, Any]:
+def rule_overrides(sets: Sequence[str] | None) -> dict[str, RuleValue]:
     """Every ``--set OPTION=VALUE`` as a typed rule option (the options' one converter; ``RulesError`` if bad)."""
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, RuleValue] = {}
     for item in sets or ():
         try:
             name, text = split_assignment(item, "OPTION=VALUE")
@@ -191,7 +197,7 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def backend_of(args: argparse.Namespace) -> Any:
+def backend_of(args: argparse.Namespace) -> Backend:
     """The :class:`agents.tasks.Backend` of ``--backend`` and ``--ray-address``."""
     from agents.tasks import Backend
 
@@ -214,7 +220,7 @@ def task_errors() -> Iterator[None]:
 # ----------------------------------------------------------------------------- outputs
 
 
-def json_default(value: Any) -> Any:
+def json_default(value: object) -> object:
     """Serialize NumPy scalars and arrays that may reach a record."""
     if hasattr(value, "tolist"):
         return value.tolist()
@@ -255,14 +261,14 @@ def write_output(option: str, path: Path, text: str) -> None:
         raise CliError(f"cannot write {option} {str(path)!r}: {e.strerror or e}") from None
 
 
-def stderr_console() -> Any:
+def stderr_console() -> Console:
     """A rich console on stderr."""
     from rich.console import Console
 
     return Console(stderr=True)
 
 
-def stdout_console() -> Any:
+def stdout_console() -> Console:
     """A rich console on stdout."""
     from rich.console import Console
 
@@ -272,7 +278,7 @@ def stdout_console() -> Any:
 # ----------------------------------------------------------------------------- progress
 
 
-def start_bar(console: Any, *count: Any) -> Any:
+def start_bar(console: Console, *count: str | ProgressColumn) -> Progress:
     """A started, transient rich progress display: description, bar, the ``count`` columns, elapsed time, eta."""
     from rich.progress import BarColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 
@@ -293,9 +299,9 @@ def start_bar(console: Any, *count: Any) -> Any:
 class MatchProgress:
     """A transient rich progress bar over ``total`` matches; yields the ``progress(n_done)`` callback."""
 
-    def __init__(self, console: Any, total: int, enabled: bool) -> None:
+    def __init__(self, console: Console, total: int, enabled: bool) -> None:
         self.console, self.total, self.enabled = console, total, enabled
-        self._bar: Any = None
+        self._bar: Progress | None = None
 
     def __enter__(self) -> Callable[[int], None] | None:
         if not self.enabled:

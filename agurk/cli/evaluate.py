@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agurk.cli.common import (
     COUNT,
@@ -30,6 +30,9 @@ from agurk.cli.common import (
     write_output,
 )
 from agurk.cli.stop_signals import stopped
+
+if TYPE_CHECKING:
+    from agents.tournament import TournamentResult
 
 DEFAULT_EVAL_BATCH = 4096
 """``evaluate --batch`` default: matches played side by side in each rotation."""
@@ -191,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_evaluation(result: Any, label: str, seconds: float, to_stderr: bool) -> None:
+def _print_evaluation(result: TournamentResult, label: str, seconds: float, to_stderr: bool) -> None:
     """The per-entry table: win rate, penalty per round, last-trick rate and rating with their 95% CIs."""
     from rich.table import Table
     from rich.text import Text

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from agurk.cli.common import (
     SEED,
     CliError,
     Formatter,
+    Subcommands,
     add_rules_options,
     output_file,
     resolve_rules,
@@ -16,7 +16,7 @@ from agurk.cli.common import (
 )
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Register ``agurk play`` on the subcommands ``sub``."""
     p = sub.add_parser(
         "play",

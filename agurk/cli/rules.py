@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from agurk.cli.common import (
     Formatter,
@@ -15,7 +14,7 @@ from agurk.cli.common import (
     rules_label,
     stdout_console,
 )
-from agurk_env.rules import PRESETS, Rules
+from agurk_env.rules import PRESETS, Rules, RuleValue
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -37,7 +36,7 @@ def add_parser(sub: Subcommands) -> None:
     p.set_defaults(func=run)
 
 
-def _fmt_value(value: Any) -> str:
+def _fmt_value(value: RuleValue) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
@@ -68,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def differences(preset: str) -> dict[str, Any]:
+def differences(preset: str) -> dict[str, RuleValue]:
     """The options in which ``preset``, resolved, differs from the defaults (implied ones too: ``ace_points=1``)."""
     defaults = Rules().to_dict()
     return {k: v for k, v in Rules.preset(preset).to_dict().items() if v != defaults[k]}

@@ -14,6 +14,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
+from types import FrameType
 from typing import Any
 
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
@@ -79,7 +80,7 @@ class Signals:
                 signal.signal(signum, handler)
             self._previous.clear()
 
-    def _handle(self, signum: int, frame: Any) -> None:
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
         if self._held:
             _note(f"{name} received while writing a checkpoint; stopping once it is written")

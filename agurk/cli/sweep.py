@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agurk.cli.common import (
     COUNT,
@@ -26,6 +26,10 @@ from agurk.cli.common import (
 )
 from agurk.cli.run_folders import folder_error, moved_text
 from agurk.cli.stop_signals import stopped
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -78,10 +82,10 @@ def add_parser(sub: Subcommands) -> None:
 class SweepProgress:
     """One progress bar over every task on a terminal (tasks done, eta), else one plain line per finished task."""
 
-    def __init__(self, console: Any, mode: str) -> None:
+    def __init__(self, console: Console, mode: str) -> None:
         self.console, self.mode = console, mode
-        self._bar: Any = None
-        self._task: Any = None
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
         self._started = time.monotonic()
         self._first: int | None = None
 

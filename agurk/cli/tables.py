@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 UNWRAPPED = 10_000
 """Columns of the console a table is written to a file with: wide enough that no cell wraps."""
 
 
-def print_table(table: Any) -> None:
+def print_table(table: Table) -> None:
     """Print the rich ``table`` on stdout; written to a file or a pipe, every row stays one line.
 
     A console that is not a terminal is 80 columns wide, so a wide table would wrap cell by
@@ -22,7 +25,7 @@ def print_table(table: Any) -> None:
     console.print(table)
 
 
-def sweep_table(rows: list[dict[str, Any]], title: str) -> Any:
+def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
     """A sweep's rows (``skill.sweep.COLUMNS``) as a rich table: each statistic with its 95% interval."""
     from rich.table import Table
 

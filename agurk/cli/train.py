@@ -6,7 +6,7 @@ import argparse
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agurk.cli.common import (
     PROG,
@@ -20,6 +20,10 @@ from agurk.cli.common import (
     stderr_console,
 )
 from agurk.cli.stop_signals import Signals, signal_number
+
+if TYPE_CHECKING:
+    from training.config import Config
+    from training.run import RunSummary
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -189,7 +193,7 @@ def _refuse_config_changes(args: argparse.Namespace, changed: list[str]) -> None
         )
 
 
-def _next_steps(cfg: Any, summary: dict[str, Any]) -> list[str]:
+def _next_steps(cfg: Config, summary: RunSummary) -> list[str]:
     """Where the best checkpoint and the learning curve are, and the command that evaluates the checkpoint."""
     out = []
     if summary["curve"]:

@@ -12,9 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from rich.console import Console, RenderableType
+    from rich.progress import Progress as Bar
+
     from agurk.cli.stop_signals import Signals
     from training.config import Config
+    from training.evaluation import Evaluation
     from training.resume import Resume
+    from training.run import RunSummary
 
 LOG_SECONDS = 30.0
 """Seconds between two plain progress lines when stderr is not a terminal."""
@@ -28,7 +35,7 @@ def clock(seconds: float) -> str:
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
-def eval_text(summary: dict[str, Any] | None, short: bool = False) -> str:
+def eval_text(summary: Evaluation | None, short: bool = False) -> str:
     """An evaluation as text: win rate and 95% CI per player count (``short``: for the progress bar)."""
     if not summary:
         return "-"
@@ -53,7 +60,7 @@ class Progress:
 
     def __init__(
         self,
-        console: Any,
+        console: Console,
         total: int,
         start: int,
         mode: ProgressMode,
@@ -61,7 +68,7 @@ class Progress:
         every: float = LOG_SECONDS,
     ) -> None:
         self.mode, self.total, self.start, self.time_limit, self.every = mode, total, start, time_limit, every
-        self._bar: Any = None
+        self._bar: Bar | None = None
         self._sps: float | None = None
         self._eval = self._eta = "-"
         self._started = time.monotonic()
@@ -95,7 +102,7 @@ class Progress:
         text = clock(min(left))
         return f"{text} (time limit)" if self.time_limit and min(left) == left[-1] else text
 
-    def update(self, step: int, sps: float | None = None, evaluation: dict[str, Any] | None = None) -> None:
+    def update(self, step: int, sps: float | None = None, evaluation: Evaluation | None = None) -> None:
         """Move to ``step``; refresh decisions/s and the evaluation when given."""
         if sps is not None:
             self._sps = sps
@@ -132,7 +139,7 @@ class Progress:
             self._bar.stop()
 
 
-def _two_line_bar(console: Any, progress: Progress) -> Any:
+def _two_line_bar(console: Console, progress: Progress) -> Bar:
     """A rich progress bar on two lines, each readable at 80 columns: the bar, then ETA and win rate.
 
     On one line, an 80-column terminal cut every field short (the win rate unreadable); the
@@ -143,7 +150,7 @@ def _two_line_bar(console: Any, progress: Progress) -> Any:
     from rich.text import Text
 
     class TwoLines(Bar):
-        def get_renderables(self) -> Any:
+        def get_renderables(self) -> Iterable[RenderableType]:
             yield self.make_tasks_table(self.tasks)
             yield Text(progress.second_line())
 
@@ -159,8 +166,8 @@ def _two_line_bar(console: Any, progress: Progress) -> Any:
 
 
 def train_with_progress(
-    cfg: Config, out: Path, resume: Resume | None, console: Any, mode: ProgressMode, signals: Signals
-) -> dict[str, Any]:
+    cfg: Config, out: Path, resume: Resume | None, console: Console, mode: ProgressMode, signals: Signals
+) -> RunSummary:
     """Train ``cfg`` into the run folder ``out`` (continuing ``resume``) showing :class:`Progress`; the run's summary.
 
     A run-folder, config or checkpoint error is one line (:class:`agurk.cli.common.CliError`).

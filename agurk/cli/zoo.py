@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agurk.cli.common import CliError, Formatter, Subcommands
 from agurk_env.atomic import atomic_write
 from agurk_env.rules import PRESETS
+
+if TYPE_CHECKING:
+    from agents.policy import Checkpoint, Strength
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -88,7 +91,7 @@ def _listing(rows: list[dict[str, Any]]) -> None:
             print(f"{'':<24} {row['why']}")
 
 
-def _run_strength(run: Path, step: int) -> dict[str, Any] | None:
+def _run_strength(run: Path, step: int) -> Strength | None:
     """The evaluation at ``step`` in the history of the run folder ``run`` (or of the one holding the checkpoint file).
 
     ``None`` where the run has none at that step; the checkpoint itself carries its training seconds.
@@ -96,7 +99,7 @@ def _run_strength(run: Path, step: int) -> dict[str, Any] | None:
     from training.evaluation import history
 
     folder = run if run.is_dir() else run.parent.parent  # RUN/checkpoints/FILE.pt
-    strength = None
+    strength: Strength | None = None
     for ev in history(folder):
         if ev["step"] != step:
             continue
@@ -171,14 +174,14 @@ def _source(option: str, item: str) -> tuple[str, float]:
     return path, w
 
 
-def _carried_strength(path: Path) -> dict[str, Any] | None:
+def _carried_strength(path: Path) -> Strength | None:
     """The strength an exported policy carries, if any."""
     import torch
 
     return torch.load(path, weights_only=False).get("strength")
 
 
-def _measure(out: Path, data: dict[str, Any], step: int) -> int:
+def _measure(out: Path, data: Checkpoint, step: int) -> int:
     """Measure an exported policy that carries no strength (a blend, an ensemble, a checkpoint away from its run).
 
     It is measured as its run measured its checkpoints at the end; the result is stored in the file; its size.

@@ -18,10 +18,10 @@ import numpy as np
 
 from agents.heuristics import Heuristic
 from agents.registry import AgentSpecError, make_agent
-from agurk.match import Match, MatchError, Move, legal_reason, round_summary, sorted_hand
+from agurk.match import Match, MatchError, Move, RoundSummary, legal_reason, round_summary, sorted_hand
 from agurk_env import engine
 from agurk_env.agent import Agent, decide
-from agurk_env.records import card_names
+from agurk_env.records import MatchRecord, card_names
 from agurk_env.rules import CARDS, Rules
 
 LOG_LINES = 60
@@ -71,7 +71,7 @@ class Session(Match):
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self.last_trick: dict[str, Any] | None = None
         self.trick_plays: list[list[Any]] = []  # the current trick's [seat, card] in playing order
-        self._rounds: list[dict[str, Any]] = []
+        self._rounds: list[RoundSummary] = []
         self._hinter: Agent | None = None
 
     # ------------------------------------------------------------------ state
@@ -173,7 +173,7 @@ class Session(Match):
 
     # ------------------------------------------------------------------ what is sent
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> MatchRecord:
         """The match record (the env's, as ``agurk play --record`` writes it): only once the match is over."""
         if self.seat is not None and not self.over:
             raise WebError(409, "the record holds every hand: it can be downloaded once the match is over")
