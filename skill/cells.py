@@ -149,6 +149,10 @@ def _init_worker() -> None:
     torch.set_num_threads(1)
 
 
+WORKER_OPTIONS: dict[str, Any] = {"initializer": _init_worker, "every": 0.5}
+"""How :func:`play_jobs` runs its tasks: one torch thread per worker, progress every half second."""
+
+
 def _stage_names(job: VariantJob, extra: Sequence[str] = ()) -> list[str]:
     """The stages a variant reports, in order (a task reports its stage's index); ``extra``: the budgets' agents."""
     return ["waiting", "training PPO", *ladder(job.budget), *extra, "done"]
@@ -291,7 +295,6 @@ def play_jobs(
             return jobs[i], k, None, 0.0, 0
         return jobs[i], k, plans[i][k].tasks[t], match_cost(specs[i][k]), 2 + k
 
-    common = {"initializer": _init_worker, "every": 0.5}
     played = run_tasks(
         _task,
         [args(*order[t]) for t in todo],
@@ -300,7 +303,7 @@ def play_jobs(
         names=[task_name(*order[t]) for t in todo],
         on_progress=progress.tasks,
         on_result=finished,
-        **common,
+        **WORKER_OPTIONS,
     )
     progress.done()
     results: list[Any] = [None] * len(jobs)
@@ -310,6 +313,20 @@ def play_jobs(
             results[i] = value
         else:
             tables[i][k][j] = value
+    found = _statistics(jobs, plans, tables, budgets, results, workers, backend)
+    return Ran(results, found, len(todo))
+
+
+def _statistics(
+    jobs: Sequence[VariantJob],
+    plans: list[list[TournamentPlan]],
+    tables: list[list[list[Any]]],
+    budgets: Sequence[str],
+    results: list[Any],
+    workers: int,
+    backend: Backend,
+) -> list[Budgets]:
+    """The second round of :func:`play_jobs`: each split variant's statistics (into ``results``), its RS per budget."""
     split = [i for i in range(len(jobs)) if not jobs[i].trains]
     rounds = [(i, None) for i in split] + [(i, b) for i in split for b in range(len(budgets))]
     stats = run_tasks(
@@ -318,7 +335,7 @@ def play_jobs(
         workers,
         backend,
         names=[_label(jobs[i]) if b is None else f"{_label(jobs[i])}, {budget_label(budgets[b])}" for i, b in rounds],
-        **common,
+        **WORKER_OPTIONS,
     )
     found: list[Budgets] = [[] for _ in jobs]
     for (i, b), value in zip(rounds, stats, strict=True):
@@ -329,7 +346,7 @@ def play_jobs(
             results[i] = value
         else:
             found[i].insert(b, value)
-    return Ran(results, found, len(todo))
+    return found
 
 
 def _task_order(jobs: Sequence[VariantJob], plans: list[list[TournamentPlan]], specs: list[list[str]]) -> list[Task]:

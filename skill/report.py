@@ -80,8 +80,6 @@ def skill_report(
     order: each plays the variants' deals too, and ``convergence.md``, ``.json``, ``.csv`` and
     ``.png`` say how RS and its ranking change with training (:mod:`skill.convergence`).
     """
-    from skill.plots import plot_ladder, plot_rs
-
     plan = BUDGETS[budget] if isinstance(budget, str) else budget
     cells, left_out = grid(variants, [players], [] if hand_size is None else [hand_size])
     if left_out:
@@ -89,19 +87,8 @@ def skill_report(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     checkpoints = dict(checkpoints or {})
-    played = run_cells(
-        cells,
-        plan,
-        seed,
-        out,
-        checkpoints,
-        train_settings,
-        workers,
-        monitor,
-        backend,
-        cache=cache,
-        convergence=convergence,
-    )
+    settings = (train_settings, workers, monitor, backend)
+    played = run_cells(cells, plan, seed, out, checkpoints, *settings, cache=cache, convergence=convergence)
     report: Report = {
         "seed": seed,
         "budget": plan.name,
@@ -125,11 +112,7 @@ def skill_report(
         ),
         "variants": played.ranked,
     }
-    atomic_write_text(out / "report.json", json.dumps(report, indent=2) + "\n")
-    write_csv(report["variants"], ["preset"], out / "report.csv", out / "ladder.csv")
-    plot_rs(report, out / "rs.png")
-    plot_ladder(report, out / "ladder.png")
-    atomic_write_text(out / "report.md", markdown(report))
+    _write_files(report, out)
     if convergence:
         from skill import convergence as conv
 
@@ -139,6 +122,17 @@ def skill_report(
         )
         conv.write_files(data, out)
     return report
+
+
+def _write_files(report: Report, out: Path) -> None:
+    """Write the report files into ``out``: report.json, .csv and .md, ladder.csv, rs.png and ladder.png."""
+    from skill.plots import plot_ladder, plot_rs
+
+    atomic_write_text(out / "report.json", json.dumps(report, indent=2) + "\n")
+    write_csv(report["variants"], ["preset"], out / "report.csv", out / "ladder.csv")
+    plot_rs(report, out / "rs.png")
+    plot_ladder(report, out / "ladder.png")
+    atomic_write_text(out / "report.md", markdown(report))
 
 
 # ----------------------------------------------------------------------------- files
