@@ -456,6 +456,22 @@ def _rs_text(value: float | None, interval: Sequence[float | None]) -> str:
     return f"{'n/a' if value is None else f'{value:.2f}'} {_ci(interval)}"
 
 
+def _rs_table(title: str, measure: str, variants: Sequence[Row], heads: list[str]) -> list[str]:
+    """The markdown table of RS by ``measure`` (``win`` or ``penalty``) per variant and budget, and the last best."""
+    return [
+        f"## RS by {title}",
+        "",
+        "| variant | " + " | ".join(heads) + " | best real agent (last) |",
+        "|---|" + "---|" * len(heads) + "---|",
+        *(
+            f"| {v['name']} | "
+            + " | ".join(_rs_text(b[f"rs_{measure}"], b[f"rs_{measure}_ci"]) for b in v["budgets"])
+            + f" | {v['budgets'][-1][f'best_{measure}']} |"
+            for v in variants
+        ),
+    ]
+
+
 def markdown(data: Convergence) -> str:
     """``convergence.md``: the budgets, RS per variant and budget, the ranking's stability, the verdict, the plot."""
     from skill.tables import reproduce  # skill.tables imports skill.cells, which imports this module
@@ -481,25 +497,9 @@ def markdown(data: Convergence) -> str:
         "|---:|---:|---|",
         *(f"| {i + 1} | {b['decisions']:,} | `{b['checkpoint']}` |" for i, b in enumerate(budgets)),
         "",
-        "## RS by win rate",
+        *_rs_table("win rate", "win", variants, heads),
         "",
-        "| variant | " + " | ".join(heads) + " | best real agent (last) |",
-        "|---|" + "---|" * len(heads) + "---|",
-    ]
-    for v in variants:
-        cells = [_rs_text(b["rs_win"], b["rs_win_ci"]) for b in v["budgets"]]
-        lines.append(f"| {v['name']} | " + " | ".join(cells) + f" | {v['budgets'][-1]['best_win']} |")
-    lines += [
-        "",
-        "## RS by penalty",
-        "",
-        "| variant | " + " | ".join(heads) + " | best real agent (last) |",
-        "|---|" + "---|" * len(heads) + "---|",
-    ]
-    for v in variants:
-        cells = [_rs_text(b["rs_penalty"], b["rs_penalty_ci"]) for b in v["budgets"]]
-        lines.append(f"| {v['name']} | " + " | ".join(cells) + f" | {v['budgets'][-1]['best_penalty']} |")
-    lines += [
+        *_rs_table("penalty", "penalty", variants, heads),
         "",
         "## Stability of the ranking",
         "",
