@@ -22,18 +22,24 @@ Seeds: the deal of round ``r`` of match ``m`` under seed ``s`` is a function of
 slot ``i`` match ``first_match + i``; :func:`advance` gives restarted slots the next
 unused match numbers in slot order. So match ``m`` of seed ``s`` is dealt the same
 cards whatever the batch size, in the engine, the environments and the CLI.
+
+Decks: the rules' deck (RULES.md: 52 cards, and the jokers) unless :func:`init` and :func:`advance`
+are given a smaller one, ``deck`` copies of each card (:func:`deck_counts`, e.g. ``10 J Q K A``
+x 4). A deck changes which cards are dealt, never how they are played; the rules' deck given as
+counts deals exactly what no deck does.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from typing import NamedTuple
 
 import numpy as np
 
 from agurk_env import _rules_kernel as kernel
 from agurk_env import rules_kernel  # compiles the kernel, or loads it from numba's disk cache, on import
-from agurk_env.rules import Rules, per_rules
+from agurk_env.rules import CARDS, Rules, per_rules
 
 ACE = 12
 """Action index of the ace."""
@@ -284,11 +290,55 @@ class State(NamedTuple):
         return self._replace(**{k: v[idx].copy() for k, v in arrays.items()})
 
 
-# ----------------------------------------------------------------------------- setup
+# ----------------------------------------------------------------------------- decks and setup
+
+_RANK = re.compile(r"10|[2-9JQKAX]")
+_SEPARATORS = re.compile(r"[\s,;+/]+")
 
 
-def init(rules: Rules, batch: int, seed: int, first_match: int = 0) -> State:
-    """Start ``batch`` matches numbered ``first_match..first_match+batch-1`` and deal round 1."""
+def parse_ranks(ranks: str) -> list[str]:
+    """Card names from ``"10,J,Q,K,A"``, ``"10 J Q K A"`` or ``"10JQKA"`` (any case); ``ValueError`` if unreadable."""
+    text = _SEPARATORS.sub("", ranks.upper())
+    names = _RANK.findall(text)
+    if "".join(names) != text:
+        raise ValueError(f"ranks must be card names ({' '.join(CARDS)}), not {ranks!r}")
+    return names
+
+
+def deck_counts(rules: Rules, ranks: str = "", copies: int = 4) -> np.ndarray:
+    """``(A,)`` copies of each card in the deck dealt from: the card names ``ranks`` x ``copies`` (X: ``jokers``)."""
+    if not 1 <= copies <= 4:
+        raise ValueError(f"copies must be 1..4, not {copies}")
+    a = rules.num_actions
+    counts = np.zeros(a, np.int64)
+    for n in parse_ranks(ranks) or CARDS[:a]:
+        if n not in CARDS[:a]:
+            raise ValueError(f"ranks: there is no {n} without jokers")
+        counts[CARDS.index(n)] = rules.jokers if n == "X" else copies
+    return _checked(rules, counts)
+
+
+def _checked(rules: Rules, deck: np.ndarray) -> np.ndarray:
+    """``deck`` (copies per card) once it has a count per card and enough cards for the hands (else ``ValueError``)."""
+    if deck.shape != (rules.num_actions,) or (deck < 0).any():
+        raise ValueError(f"a deck holds {rules.num_actions} counts >= 0, one per card, not {deck.tolist()}")
+    if deck.sum() < rules.players * rules.hand_size:
+        raise ValueError(
+            f"the deck has {deck.sum()} cards, fewer than players * hand_size = {rules.players * rules.hand_size}"
+        )
+    return deck
+
+
+def _dealt(rules: Rules, deck: np.ndarray | None) -> np.ndarray:
+    """The card of every physical card dealt from: the rules' deck, or ``deck`` copies of each card."""
+    if deck is None:
+        return tables(rules).deck
+    counts = _checked(rules, np.asarray(deck, dtype=np.int64))
+    return np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+
+
+def init(rules: Rules, batch: int, seed: int, first_match: int = 0, deck: np.ndarray | None = None) -> State:
+    """Start ``batch`` matches numbered ``first_match..first_match+batch-1`` and deal round 1 (from ``deck``)."""
     sp = tables(rules)
     b, p, h, a = batch, sp.players, sp.hand_size, sp.actions
     zi = lambda *shape: np.zeros(shape, dtype=np.int64)  # noqa: E731
@@ -325,7 +375,7 @@ def init(rules: Rules, batch: int, seed: int, first_match: int = 0) -> State:
         seed=int(seed),
         next_match=int(first_match),
     )
-    return advance(rules, st)
+    return advance(rules, st, deck=deck)
 
 
 def set_hands(rules: Rules, state: State, hands: np.ndarray) -> State:
@@ -341,14 +391,20 @@ def set_hands(rules: Rules, state: State, hands: np.ndarray) -> State:
 
 
 def advance(
-    rules: Rules, state: State, reset: bool = True, donate: bool = False, restart: np.ndarray | None = None
+    rules: Rules,
+    state: State,
+    reset: bool = True,
+    donate: bool = False,
+    restart: np.ndarray | None = None,
+    deck: np.ndarray | None = None,
 ) -> State:
     """Deal the next round where a round ended; restart finished matches when ``reset``.
 
     Restarted slots get the next unused match numbers, in slot order. Games whose
     match is over stay over when ``reset`` is false. ``restart`` (``(B,)`` bool) ends
     those games' matches where they stand, so that they restart too (new episodes).
-    ``donate`` lets the new state reuse the input's arrays (see :func:`play`).
+    ``donate`` lets the new state reuse the input's arrays (see :func:`play`). ``deck``
+    (copies per card, :func:`deck_counts`) deals from a smaller deck than the rules'.
     """
     if restart is not None:
         over = state.match_over | restart
@@ -363,7 +419,7 @@ def advance(
             fields[i] = fields[i].copy()
     seed = np.uint64(state.seed & 0xFFFFFFFFFFFFFFFF)
     restarted = kernel.advance_games(
-        rule_array(rules), tables(rules).deck, *[fields[i] for i in _ADVANCE_FIELDS], seed, state.next_match, reset
+        rule_array(rules), _dealt(rules, deck), *[fields[i] for i in _ADVANCE_FIELDS], seed, state.next_match, reset
     )
     fields[-1] = state.next_match + int(restarted)
     return State._make(fields)

@@ -43,18 +43,24 @@ class Step:
 
 
 def play_matches(
-    rules: Rules, agents: Sequence[Agent], n_matches: int, seed: int, batch: int
+    rules: Rules,
+    agents: Sequence[Agent],
+    n_matches: int,
+    seed: int,
+    batch: int,
+    deck: np.ndarray | None = None,
 ) -> Iterator[Step]:
     """Play matches ``0..n_matches-1`` of ``seed``, one agent per seat, ``batch`` at a time.
 
     Yields a :class:`Step` per card played in every game, and stops after the step
     in which the last of those matches ends. An illegal card raises ``ValueError``.
+    ``deck`` (copies per card, :func:`agurk_env.engine.deck_counts`): deal from it instead of the rules' deck.
     """
     if len(agents) != rules.players:
         raise ValueError(f"need one agent per seat ({rules.players}), got {len(agents)}")
     if n_matches < 1 or batch < 1:
         raise ValueError(f"n_matches and batch must be >= 1, not {n_matches} and {batch}")
-    state = engine.init(rules, min(batch, n_matches), seed)
+    state = engine.init(rules, min(batch, n_matches), seed, deck=deck)
     kept: np.ndarray | None = None
     done = 0
     while True:
@@ -65,7 +71,7 @@ def play_matches(
         done += step.finished(n_matches).size
         if done >= n_matches:
             return
-        state, kept = engine.advance(rules, after), None
+        state, kept = engine.advance(rules, after, deck=deck), None
         spare = state.match_id >= n_matches
         if spare.sum() * 4 >= state.batch:  # the tail: drop the slots no longer needed
             kept = np.flatnonzero(~spare)

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -70,6 +69,7 @@ except ImportError:  # pragma: no cover - the base install has no OpenSpiel
     raise ImportError('agurk_env.openspiel_game needs OpenSpiel: pip install -e ".[openspiel]"') from None
 
 from agurk_env import engine, observation
+from agurk_env.engine import deck_counts, parse_ranks
 from agurk_env.render import illegal_message
 from agurk_env.rewards import EPISODES, placement_rewards
 from agurk_env.rules import CARDS, CHOICES, OPTION_NAMES, Rules, check_choice, make_rules
@@ -133,36 +133,6 @@ def rules_from_params(params: Mapping[str, GameParameter]) -> Rules:
             raise ValueError(f"twos_rule must be -1 (the preset's), 0 or 1, not {value!r}")
         overrides[name] = bool(value) if name == "twos_rule" else value
     return make_rules(str(params.get("rules", "standard")), **overrides)
-
-
-_RANK = re.compile(r"10|[2-9JQKAX]")
-_SEPARATORS = re.compile(r"[\s,;+/]+")
-
-
-def parse_ranks(ranks: str) -> list[str]:
-    """Card names from ``"10,J,Q,K,A"``, ``"10 J Q K A"`` or ``"10JQKA"`` (any case); ``ValueError`` if unreadable."""
-    text = _SEPARATORS.sub("", ranks.upper())
-    names = _RANK.findall(text)
-    if "".join(names) != text:
-        raise ValueError(f"ranks must be card names ({' '.join(CARDS)}), not {ranks!r}")
-    return names
-
-
-def deck_counts(rules: Rules, ranks: str = "", copies: int = 4) -> np.ndarray:
-    """``(A,)`` copies of each card in the deck dealt from: the card names ``ranks`` x ``copies`` (X: ``jokers``)."""
-    if not 1 <= copies <= 4:
-        raise ValueError(f"copies must be 1..4, not {copies}")
-    a = rules.num_actions
-    counts = np.zeros(a, np.int64)
-    for n in parse_ranks(ranks) or CARDS[:a]:
-        if n not in CARDS[:a]:
-            raise ValueError(f"ranks: there is no {n} without jokers")
-        counts[CARDS.index(n)] = rules.jokers if n == "X" else copies
-    if counts.sum() < rules.players * rules.hand_size:
-        raise ValueError(
-            f"the deck has {counts.sum()} cards, fewer than players * hand_size = {rules.players * rules.hand_size}"
-        )
-    return counts
 
 
 def count_hands(deck: np.ndarray, hand_size: int) -> int:
