@@ -57,11 +57,13 @@ def seat_stats(
     seed: int,
     batch: int = DEFAULT_BATCH,
     progress: Callable[[int], object] | None = None,
+    deck: np.ndarray | None = None,
 ) -> SeatStats:
     """Play matches ``0..n_matches-1`` of ``seed`` with one agent per seat; return their :class:`SeatStats`.
 
     The matches are played by :func:`agurk_env.matches.play_matches` (the loop behind
     ``simulate``), keeping only these numbers. ``progress(n_done)`` is called as matches end.
+    ``deck`` (copies per card, :func:`agurk_env.engine.deck_counts`): deal from it instead of the rules' deck.
     """
     sp = engine.tables(rules)
     n, p, h, a = n_matches, sp.players, sp.hand_size, sp.actions
@@ -82,7 +84,7 @@ def seat_stats(
     round_place: list[np.ndarray] = []
     round_match: list[np.ndarray] = []
     done = 0
-    for step in play_matches(rules, agents, n, seed, batch):
+    for step in play_matches(rules, agents, n, seed, batch, deck):
         if step.kept is not None:
             penalty, rounds, last, out_round = (x[step.kept] for x in (penalty, rounds, last, out_round))
         state = step.after
@@ -245,10 +247,11 @@ def play_table(
     seed: int,
     batch: int,
     progress: Callable[[int], object] | None = None,
+    deck: np.ndarray | None = None,
 ) -> SeatStats:
     """Play one table of a tournament (seat ``s``: entry ``table[s]``): its :class:`SeatStats`, by seat."""
     agents = table_agents(entries, table, agent_seed)
-    return seat_stats(rules, agents, deals, seed, batch=batch, progress=progress)
+    return seat_stats(rules, agents, deals, seed, batch=batch, progress=progress, deck=deck)
 
 
 def play_planned(
@@ -260,8 +263,9 @@ def play_planned(
     deals: int,
     seed: int,
     batch: int,
+    deck: np.ndarray | None = None,
 ) -> SeatStats:
-    """One table of a :class:`TournamentPlan` as a task: fresh copies of the entries play it."""
+    """One table of a :class:`TournamentPlan` as a task: fresh copies of the entries play it (dealt from ``deck``)."""
     try:
         entries = pickle.loads(packed)
     except (AttributeError, ImportError) as err:
@@ -269,7 +273,7 @@ def play_planned(
             f"a tournament worker process cannot load the agent objects ({err}): their classes must be importable "
             "by module name (not defined in an interactive session or notebook); or use workers=1"
         ) from None
-    return play_table(rules, entries, table, agent_seed, deals, seed, batch, progress)
+    return play_table(rules, entries, table, agent_seed, deals, seed, batch, progress, deck)
 
 
 PARALLEL_MIN_MATCHES = 4000
@@ -327,6 +331,7 @@ def plan_tournament(
     resamples: int = 1000,
     unit: Unit = "match",
     seating: Seating = "auto",
+    deck: np.ndarray | None = None,
 ) -> TournamentPlan:
     """Check the settings and lay :func:`tournament` out as one task per table (run them with :func:`play_planned`)."""
     check_choice("unit", unit, UNITS)
@@ -337,7 +342,8 @@ def plan_tournament(
     design = seatings(specs, seating)
     n = len(design.tables)
     tasks = [
-        (rules, packed, table, agent_seed(seed, n, t), deals, seed, batch) for t, table in enumerate(design.tables)
+        (rules, packed, table, agent_seed(seed, n, t), deals, seed, batch, deck)
+        for t, table in enumerate(design.tables)
     ]
     return TournamentPlan(rules, [label(entry) for entry in specs], seed, deals, batch, resamples, unit, design, tasks)
 
@@ -354,6 +360,7 @@ def tournament(
     unit: Unit = "match",
     backend: Backend = LOCAL,
     seating: Seating = "auto",
+    deck: np.ndarray | None = None,
 ) -> TournamentResult:
     """Play ``deals`` duplicate deals at every table of the ``seating`` design of ``specs`` (one per seat); summarize.
 
@@ -364,6 +371,7 @@ def tournament(
     count, ``"match"`` or ``"round"`` (see the module docstring); the play is the same.
     ``seating`` is ``"auto"``, ``"permutations"``, ``"balanced"`` or ``"cyclic"`` (see the
     module docstring). ``progress(n_done)`` counts matches over all tables (``deals * tables``).
+    ``deck`` (copies per card, :func:`agurk_env.engine.deck_counts`) deals from a smaller deck than the rules'.
     Each table is one task of :func:`agents.tasks.run_tasks` on ``backend``: with the
     local backend and ``workers > 1`` (and at least :data:`PARALLEL_MIN_MATCHES` matches) the
     tables run in that many spawned worker processes, on ``Backend("ray")`` as Ray tasks
@@ -374,7 +382,7 @@ def tournament(
     """
     if workers < 1:
         raise ValueError(f"workers must be >= 1, not {workers}")
-    plan = plan_tournament(rules, specs, deals, seed, batch, resamples, unit, seating)
+    plan = plan_tournament(rules, specs, deals, seed, batch, resamples, unit, seating, deck)
     n = len(plan.tasks)
     if backend.kind == "local" and deals * n < PARALLEL_MIN_MATCHES:
         workers = 1

@@ -109,7 +109,7 @@ class TaskCache:
 
         ``specs`` are the tournament's entries (agent specs), in entry order.
         """
-        rules, _, table, agent_seed, deals, seed, batch = task
+        rules, _, table, agent_seed, deals, seed, batch, deck = task
         files = {spec: [self.file_hash(p) for p in spec_files(spec)] for spec in specs}
         return json.dumps(
             {
@@ -124,6 +124,7 @@ class TaskCache:
                 "deals": int(deals),
                 "seed": int(seed),
                 "batch": int(batch),
+                "deck": None if deck is None else [int(c) for c in deck],
             },
             sort_keys=True,
         )

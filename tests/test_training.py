@@ -175,6 +175,10 @@ def test_masked_log_softmax_gives_illegal_cards_zero_probability() -> None:
         ({"algo": "fast"}, r"^algo must be one of ppo, sb3, expert, not 'fast' \('fast' is now 'ppo'\)$"),
         ({"init": ".", "algo": "sb3"}, "^init: algo sb3 starts from a fresh network"),
         ({"expert": {"init": "x"}}, "unknown config key 'expert.init'"),
+        ({"ranks": "A"}, "^ranks, copies: the deck has 4 cards, fewer than players \\* hand_size = 28$"),
+        ({"ranks": "1,Z"}, "^ranks, copies: ranks must be card names"),
+        ({"copies": 5}, "copies must be an integer 1..4"),
+        ({"algo": "expert", "ranks": "JQKA"}, "^ranks and copies need algo: ppo without mixture.families"),
     ],
 )
 def test_bad_configs_are_refused_in_one_line_naming_the_key(data: dict, message: str) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+import numpy as np
 import yaml
 
 from agurk_env.options import OptionError, build, option, split_assignment
@@ -173,6 +174,11 @@ class Config:
     """Rule options over the preset (``{limit: 21}``); ``players`` goes in ``players``."""
     players: list[int] = option([])
     """Player counts trained side by side, one batch of ``num_envs`` games each (empty: the preset's)."""
+    ranks: str = ""
+    """Deal from these card names only (``10,J,Q,K,A``; empty: every card, the rules' deck); play is unchanged.
+    ``algo: ppo`` without a mixture; the evaluations deal from the same deck."""
+    copies: int = option(4, low=1, high=4)
+    """Copies of each card name in the deck (with ``ranks``; the joker always has ``jokers``)."""
     episode: Episode = "round"
     """``round``: an episode is one round; ``match``: one whole match (rounds chained, placement at the end)."""
     penalty_weight: float = 1.0
@@ -261,6 +267,12 @@ class Config:
         base = Rules.preset(self.preset, **self.rules)
         return [base.replace(players=p) for p in (self.players or [base.players])]
 
+    def deck(self, rules: Rules) -> np.ndarray:
+        """Copies of each card dealt at ``rules``: ``ranks`` x ``copies`` (:func:`agurk_env.engine.deck_counts`)."""
+        from agurk_env.engine import deck_counts
+
+        return deck_counts(rules, self.ranks, self.copies)
+
 
 def _check(cfg: Config) -> None:
     """Refuse the combinations a single key's declaration cannot, naming the key (each key alone: its declaration)."""
@@ -274,6 +286,7 @@ def _check(cfg: Config) -> None:
         raise ConfigError(f"rules: {e}") from None
     if len(set(cfg.players)) != len(cfg.players):
         raise ConfigError(f"players must not repeat a count: {cfg.players}")
+    _check_deck(cfg)
     if cfg.algo == "sb3" and len(cfg.rule_sets()) != 1:
         raise ConfigError("players must name one player count with algo: sb3")
     if cfg.algo == "sb3" and cfg.critic != "shared":
@@ -313,6 +326,17 @@ def _check(cfg: Config) -> None:
         raise ConfigError("expert.ray_address needs expert.backend: ray")
     if cfg.init and cfg.algo == "sb3":
         raise ConfigError("init: algo sb3 starts from a fresh network; algo ppo or expert start from a checkpoint")
+
+
+def _check_deck(cfg: Config) -> None:
+    """Refuse a deck (``ranks``, ``copies``) that cannot deal every table, or a trainer that cannot deal from it."""
+    if (cfg.ranks or cfg.copies != 4) and (cfg.algo != "ppo" or cfg.mixture.families):
+        raise ConfigError("ranks and copies need algo: ppo without mixture.families (the deals of the other trainers)")
+    for rules in cfg.rule_sets():
+        try:
+            cfg.deck(rules)
+        except ValueError as e:
+            raise ConfigError(f"ranks, copies: {e}") from None
 
 
 def build_dataclass(cls: type[_T], data: Mapping[str, object], prefix: str = "") -> _T:

@@ -66,7 +66,8 @@ def evaluate(cfg: Config, checkpoint: Path, step: int, deals: int) -> Evaluation
     start = time.perf_counter()
     for rules in cfg.rule_sets():
         p = rules.players
-        res = tournament(rules, [spec] + [ev.opponent] * (p - 1), deals, ev.seed, resamples=ev.resamples)
+        specs = [spec] + [ev.opponent] * (p - 1)
+        res = tournament(rules, specs, deals, ev.seed, resamples=ev.resamples, deck=cfg.deck(rules))
         entry = res.entries[0]
         results.append(
             {

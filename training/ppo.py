@@ -107,17 +107,19 @@ class Games:
     learner: np.ndarray  # (B, P) bool: the seat is played by the learner
     opponent: np.ndarray  # (B,) int: the pool entry in the other seats, -1 in self-play games
     last: np.ndarray  # (B, P) int: buffer index of the seat's latest unresolved transition, -1 if none
+    deck: np.ndarray | None = None  # (A,) int: copies of each card dealt (engine.deck_counts); None: the rules'
 
     @classmethod
-    def new(cls, rules: Rules, games: int, seed: int) -> Games:
-        """``games`` fresh matches of ``seed``, every seat the learner's until the pool draws."""
+    def new(cls, rules: Rules, games: int, seed: int, deck: np.ndarray | None = None) -> Games:
+        """``games`` fresh matches of ``seed`` dealt from ``deck``, every seat the learner's until the pool draws."""
         p = rules.players
         return cls(
             rules,
-            engine.init(rules, games, seed),
+            engine.init(rules, games, seed, deck=deck),
             np.ones((games, p), bool),
             np.full(games, -1, np.int64),
             np.full((games, p), -1, np.int64),
+            deck,
         )
 
 
@@ -469,7 +471,7 @@ def _end_rounds(
         winners = st.winners[solo] & st.match_over[solo, None]
         share = (winners & t.learner[solo]).sum(1) / np.maximum(winners.sum(1), 1)
         pool.record(t.opponent[solo], share)
-    st = engine.advance(rules, st, restart=np.isin(np.arange(st.batch), over))
+    st = engine.advance(rules, st, restart=np.isin(np.arange(st.batch), over), deck=t.deck)
     if over.size:
         t.learner[over], t.opponent[over] = pool.draw(over.size, rules.players, rng)
     return st
@@ -647,7 +649,8 @@ class PPOTrainer:
             self.rule_sets = [mixture.draw(self.cfg.mixture, rng) for _ in range(self.cfg.mixture.slots)]
         self.tables = []
         for i, rules in enumerate(self.rule_sets):
-            t = Games.new(rules, self.cfg.num_envs, seed=self.cfg.seed * 1_000_003 + self.update * 101 + i)
+            seed = self.cfg.seed * 1_000_003 + self.update * 101 + i
+            t = Games.new(rules, self.cfg.num_envs, seed, self.cfg.deck(rules))
             t.learner[:], t.opponent[:] = self.pool.draw(self.cfg.num_envs, rules.players, self.rng)
             self.tables.append(t)
         self.buf.n, self.buf.starts = 0, [0]
