@@ -82,6 +82,8 @@ SKIP = {
     "agurk zoo export runs/a.pt --blend runs/b.pt:0.25 --name my-blend": "placeholder checkpoints a.pt and b.pt",
     "agurk zoo export runs/a.pt --ensemble runs/b.pt:0.5 --name my-ensemble": "placeholder checkpoints",
     "agurk curve runs/expert --beside runs/ppo": "placeholder runs (an expert-iteration run beside a PPO run)",
+    "agurk skill-report --budget full --policy zoo --cache runs/skill-cache --convergence runs/net/step-8M.pt,"
+    "runs/net/step-47M.pt": "placeholder checkpoints of earlier training budgets (test_convergence.py runs small ones)",
 }
 """Commands not run, with the reason (everything else runs as printed, or shrunk by ``SHRINK``)."""
 SKIP_PATTERNS = (
