@@ -52,6 +52,8 @@ class Bounds:
     """How a ``bool`` is written in the docs and messages (``("on", "off")``); every word of both is read."""
     renamed: tuple[tuple[str, str], ...] = ()
     """Old values and their new names (``(("fast", "ppo"),)``): still refused, the error names the new one."""
+    metavar: str | None = None
+    """What stands for the value in a usage line (``PRESET``, ``SPEC[,SPEC...]``); none: the name in capitals."""
 
 
 def option(
@@ -64,9 +66,10 @@ def option(
     none: str | None = None,
     flag: tuple[str, str] = ("true", "false"),
     renamed: Mapping[str, str] | None = None,
+    metavar: str | None = None,
 ) -> _T:
     """A dataclass field with bounds (a list or dict default is copied for every instance)."""
-    bounds = Bounds(low, high, above, below, none, flag, tuple((renamed or {}).items()))
+    bounds = Bounds(low, high, above, below, none, flag, tuple((renamed or {}).items()), metavar)
     if isinstance(default, list | dict):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"option": bounds})
     return dataclasses.field(default=default, metadata={"option": bounds})

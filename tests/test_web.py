@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import socket
@@ -19,11 +20,13 @@ from starlette.testclient import TestClient
 
 from agents.registry import AGENTS, register
 from agurk import cli
+from agurk.game_options import GameOptions
 from agurk.replay import frames, parse_record, steps
-from agurk.web.app import MAX_BODY, create_app
+from agurk.web.app import MAX_BODY, NewGame, create_app
 from agurk.web.session import Session, WebError
 from agurk.web.store import Limits, Store
 from agurk_env import engine
+from agurk_env.options import declared
 from agurk_env.rules import Rules
 
 SMALL = {"rules": "standard", "players": 3, "set": ["hand_size=3"], "opponents": "guard"}
@@ -182,7 +185,9 @@ BAD_REQUESTS = [
     ("too many opponent specs", "post", "/api/games", {"opponents": "guard,guard"}, 400, "opponent specs"),
     ("a seat off the table", "post", "/api/games", {"seat": 7}, 400, "seat must be 0..3"),
     ("a negative seed", "post", "/api/games", {"seed": -1}, 400, "seed must be"),
-    ("an unknown mode", "post", "/api/games", {"mode": "spectate"}, 400, "mode must be play or watch"),
+    ("a seed given as text", "post", "/api/games", {"seed": "7"}, 400, "field 'seed' must be a JSON integer"),
+    ("a set that is not a list of texts", "post", "/api/games", {"set": [3]}, 400, "'set' must be a JSON array of"),
+    ("an unknown mode", "post", "/api/games", {"mode": "spectate"}, 400, "mode must be one of play, watch"),
     ("a seat in a watched game", "post", "/api/games", {"mode": "watch", "seat": 0}, 400, "seat is for a played"),
     ("an oversized body", "post", "/api/games", BIG, 413, "too large"),
     ("an oversized move", "post", "GAME/play", BIG, 413, "too large"),
@@ -262,6 +267,23 @@ def test_the_bad_requests_are_in_the_docs() -> None:
     doc = (Path(__file__).parents[1] / "docs" / "web.md").read_text()
     for what, status in [(row[0], row[4]) for row in BAD_REQUESTS] + TOKEN_REQUESTS:
         assert f"| {what} | {status} |" in doc, what
+
+
+def test_a_new_game_is_declared_once_for_agurk_play_and_the_web(
+    client: TestClient, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``agurk play``'s options are :class:`GameOptions`' fields; a new-game request's are the same, and two more."""
+    subcommands = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    play = {a.dest: a for a in subcommands.choices["play"]._actions if a.option_strings}
+    for name, opt in declared(GameOptions).items():
+        assert play[name].default == opt.default and play[name].metavar == opt.bounds.metavar, name
+        assert opt.doc and opt.doc in play[name].help, name
+    assert list(declared(NewGame)) == [*declared(GameOptions), "mode", "players"]
+    # one bound, read by both: the same refusal on the command line and in a request
+    assert cli.main(["play", "--seat", "-1"]) == 2
+    assert "argument --seat: must be an integer >= 0, not '-1'" in capsys.readouterr().err
+    r = client.post("/api/games", json={"seat": -1})
+    assert r.status_code == 400 and r.json()["error"] == "seat must be an integer >= 0, not -1"
 
 
 def test_finished_and_idle_games_expire() -> None:

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import functools
 import importlib
 import os
 import sys
 import typing
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar
 
+from agurk.game_options import TableOptions
 from agurk_env.atomic import atomic_write_text
-from agurk_env.options import Bounds, Option, OptionError, split_assignment, split_list
+from agurk_env.options import Bounds, Option, OptionError, declared, split_assignment, split_list
 from agurk_env.rules import OPTION_NAMES, Rules, RulesError, RuleValue, parse_option
 
 if TYPE_CHECKING:
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
     from agents.tasks import Backend
 
 PROG = "agurk"
+_T = TypeVar("_T")
 
 
 class CliError(Exception):
@@ -51,24 +55,64 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
 # ----------------------------------------------------------------------------- checks and rules
 
 
-def arg_type(kind: object, **bounds: float) -> Callable[[str], object]:
+@functools.cache
+def arg_type(kind: object, **bounds: Any) -> Callable[[str], object]:
     """An argparse ``type=``: the text as ``kind`` within ``bounds`` (``low=``, ``above=``, ...), checked at parse time.
 
     A ``list[...]`` kind reads ``A,B,C`` (:func:`agurk_env.options.split_list`). The options' one converter
     (:meth:`agurk_env.options.Option.convert`) reads the text; a bad value is argparse's one-line error naming the
-    option (``argument --seed: must be an integer >= 0, not '-1'``), exit status 2.
+    option (``argument --seed: must be an integer >= 0, not '-1'``), exit status 2. One kind and bounds, one
+    converter: the ``--seed`` of a declared option set is :data:`SEED`.
     """
-    declared = Option("value", kind, None, bounds=Bounds(**bounds))
+    value = Option("value", kind, None, bounds=Bounds(**bounds))
     is_list = typing.get_origin(kind) is list
 
     def convert(text: str) -> object:
         try:
-            return declared.convert(split_list(text) if is_list else text)
+            return value.convert(split_list(text) if is_list else text)
         except OptionError:
-            raise argparse.ArgumentTypeError(f"must be {declared.what()}, not {text!r}") from None
+            raise argparse.ArgumentTypeError(f"must be {value.what()}, not {text!r}") from None
 
-    convert.__name__ = declared.what()  # what a help text's %(type)s says: ``an integer >= 0``
+    convert.__name__ = value.what()  # what a help text's %(type)s says: ``an integer >= 0``
     return convert
+
+
+def add_options(
+    p: argparse.ArgumentParser, cls: type, skip: Iterable[str] = (), notes: Mapping[str, str] | None = None
+) -> None:
+    """Add ``--NAME`` for every option of the dataclass ``cls`` (:func:`agurk_env.options.declared`) but ``skip``.
+
+    Each has its declared metavar, default and converter (:func:`arg_type`); its help is the field's docstring,
+    then its ``notes`` (what a docstring cannot hold, such as a list made at run time), then the allowed values and
+    the default. A ``list[...]`` option is repeated (``--set A --set B``). :func:`from_args` reads them back.
+    """
+    for name, opt in declared(cls).items():
+        if name in skip:
+            continue
+        repeated = typing.get_origin(opt.type) is list
+        kind = typing.get_args(opt.type)[0] if repeated else opt.type
+        bounds = {
+            f.name: getattr(opt.bounds, f.name)
+            for f in dataclasses.fields(Bounds)
+            if f.name != "metavar" and getattr(opt.bounds, f.name) != f.default
+        }
+        details = [] if kind is str else [opt.what()]
+        if opt.default not in (None, []):
+            details.append(f"default: {opt.shown_default}")
+        help_text = opt.doc + (notes or {}).get(name, "") + (f" ({'; '.join(details)})" if details else "")
+        p.add_argument(
+            f"--{name.replace('_', '-')}",
+            metavar=opt.bounds.metavar or name.upper(),
+            type=arg_type(kind, **bounds),
+            action="append" if repeated else "store",
+            default=opt.default,
+            help=help_text.replace("%", "%%"),
+        )
+
+
+def from_args(cls: type[_T], args: argparse.Namespace) -> _T:
+    """The option set ``cls`` from the parsed options that :func:`add_options` added for it."""
+    return cls(**{name: getattr(args, name) for name in declared(cls)})
 
 
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -103,21 +147,16 @@ def rules_label(preset: str | None, sets: Sequence[str] | None) -> str:
     return " + ".join([preset or "standard", *(s.strip() for s in sets or ())])
 
 
-RULES_HELP = "rule preset to start from (default: standard); 'agurk rules' lists them"
-"""Help of ``--rules``."""
-
-SET_HELP = (
-    "override one rule option on top of the preset; repeat for more "
-    "(e.g. --set players=6 --set limit=21). Options: " + ", ".join(OPTION_NAMES)
-)
-"""Help of ``--set OPTION=VALUE``."""
+RULE_NOTES = {"set": " Options: " + ", ".join(OPTION_NAMES)}
+"""What the help of ``--set`` adds to its declared doc: the names of the rule options."""
 
 
 def add_rules_options(p: argparse.ArgumentParser, positional: bool = False) -> None:
-    """Add ``--rules PRESET`` (unless the command takes the preset as a positional) and ``--set OPTION=VALUE``."""
-    if not positional:
-        p.add_argument("--rules", metavar="PRESET", default="standard", help=RULES_HELP)
-    p.add_argument("--set", metavar="OPTION=VALUE", action="append", default=[], help=SET_HELP)
+    """Add ``--rules PRESET`` (unless the command takes the preset as a positional) and ``--set OPTION=VALUE``.
+
+    Both are declared once, in :class:`agurk.game_options.TableOptions`.
+    """
+    add_options(p, TableOptions, skip=("rules",) if positional else (), notes=RULE_NOTES)
 
 
 def add_seed(p: argparse.ArgumentParser, of: str, default: int = 0) -> None:

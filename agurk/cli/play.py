@@ -5,19 +5,21 @@ from __future__ import annotations
 import argparse
 
 from agurk.cli.common import (
-    SEED,
+    RULE_NOTES,
     CliError,
     Formatter,
     Subcommands,
-    add_rules_options,
+    add_options,
+    from_args,
     output_file,
     resolve_rules,
     warn_other_players,
 )
+from agurk.game_options import GameOptions
 
 
 def add_parser(sub: Subcommands) -> None:
-    """Register ``agurk play`` on the subcommands ``sub``."""
+    """Register ``agurk play`` on the subcommands ``sub``: the options of :class:`GameOptions`, and ``--record``."""
     p = sub.add_parser(
         "play",
         help="play one seat of a match against agents in the terminal",
@@ -29,21 +31,7 @@ def add_parser(sub: Subcommands) -> None:
         ),
         epilog="examples:\n  agurk play\n  agurk play --rules danish21 --set players=3 --opponents guard --seed 7",
     )
-    add_rules_options(p)
-    p.add_argument(
-        "--opponents",
-        metavar="SPEC[,SPEC...]",
-        default="best",
-        help=(
-            "the agents: one spec for every other seat, or one per other seat in seat order (default: best, "
-            "the strongest fair agent measured for the table: a policy trained for it, the exact search or the zoo;"
-            " 'agurk agents' says which, and lists the others)"
-        ),
-    )
-    p.add_argument("--seat", metavar="N", type=int, default=0, help="your seat (default: 0, the first dealer)")
-    p.add_argument(
-        "--seed", metavar="S", type=SEED, default=0, help="seed of the deals and agents (%(type)s; default: 0)"
-    )
+    add_options(p, GameOptions, notes=RULE_NOTES)
     p.add_argument(
         "--record",
         metavar="FILE",
@@ -56,7 +44,8 @@ def add_parser(sub: Subcommands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play one seat of a match against agents in the terminal."""
-    rules = resolve_rules(args.rules, args.set)
+    game = from_args(GameOptions, args)
+    rules = resolve_rules(game.rules, game.set)
     output_file("--record", args.record)  # checked before the match, written at its end (or on q, or Ctrl-C)
 
     from agents.registry import AgentSpecError
@@ -64,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from agurk.play import play
 
     try:
-        warn_other_players(args.opponents.split(","), rules)
-        return play(rules, args.opponents, args.seat, args.seed, args.record)
+        warn_other_players(game.opponents.split(","), rules)
+        return play(rules, game.opponents, game.seat, game.seed, args.record)
     except (AgentSpecError, MatchError) as e:
         raise CliError(str(e)) from None
     except OSError as e:

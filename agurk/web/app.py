@@ -14,9 +14,12 @@ import asyncio
 import contextlib
 import json
 import re
+import types
+import typing
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -28,11 +31,12 @@ from starlette.staticfiles import StaticFiles
 
 from agents.registry import AGENTS
 from agurk.cli.common import CliError, resolve_rules
+from agurk.game_options import GameOptions
 from agurk.replay import ReplayError, parse_record, seat_names, steps
 from agurk.web.mover import Mover
 from agurk.web.session import Session, WebError
 from agurk.web.store import Limits, Store
-from agurk_env.options import split_list
+from agurk_env.options import Option, OptionError, build, declared, split_list, unknown
 from agurk_env.rules import OPTION_NAMES, PRESETS, Rules, RulesError
 
 STATIC = Path(__file__).parent / "static"
@@ -47,16 +51,18 @@ TOKEN = "X-Game-Token"
 """The header that carries a game's token."""
 JSON_TYPES: dict[type, str] = {str: "string", list: "array", int: "integer"}
 """JSON's name of each Python type a request field may take."""
-NEW_GAME_FIELDS: dict[str, type] = {
-    "mode": str,
-    "rules": str,
-    "set": list,
-    "players": int,
-    "opponents": str,
-    "seat": int,
-    "seed": int,
-}
-"""The fields of a new-game request and their JSON types."""
+WATCH_OPPONENTS = "guard"
+"""The agents of a watched game whose request names none."""
+
+
+@dataclass(frozen=True)
+class NewGame(GameOptions):
+    """A new-game request (``POST /api/games``): a game's options (``agurk play``'s), its mode, and a table size."""
+
+    mode: Literal["play", "watch"] = "play"
+    """play: your seat against the agents; watch: every seat an agent (no seat; opponents default to guard)"""
+    players: int | None = None
+    """the table size, over the preset and set (set players=N says the same)"""
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -91,21 +97,36 @@ async def _json(request: Request) -> dict[str, Any]:
     return data
 
 
-def new_game_rules(data: dict[str, Any]) -> Rules:
-    """The rules of a new-game request: ``rules`` (a preset), ``set`` (``OPTION=VALUE`` items) and ``players``."""
-    for key, kind in NEW_GAME_FIELDS.items():
-        if key in data and (not isinstance(data[key], kind) or isinstance(data[key], bool)):
+def json_type(opt: Option) -> type:
+    """The Python type of the JSON value of a request field declared as ``opt`` (a choice's; ``X`` of ``X | None``)."""
+    if opt.choices:
+        return type(opt.choices[0])
+    hint = typing.get_args(opt.type)[0] if isinstance(opt.type, types.UnionType) else opt.type
+    return typing.get_origin(hint) or hint
+
+
+def new_game_request(data: dict[str, Any]) -> NewGame:
+    """The :class:`NewGame` of a request body: unknown fields, wrong JSON types and values out of bounds are a 400."""
+    fields = declared(NewGame)
+    for key, value in data.items():
+        if key not in fields:
+            raise WebError(400, str(unknown(key, fields, "field")))
+        kind = json_type(fields[key])
+        if not isinstance(value, kind) or isinstance(value, bool):
             raise WebError(400, f"field {key!r} must be a JSON {JSON_TYPES[kind]}")
-    unknown = sorted(set(data) - set(NEW_GAME_FIELDS))
-    if unknown:
-        raise WebError(400, f"unknown field {unknown[0]!r}; fields are: {', '.join(NEW_GAME_FIELDS)}")
-    sets = data.get("set", [])
-    if not all(isinstance(item, str) for item in sets):
-        raise WebError(400, "field 'set' must be a list of OPTION=VALUE strings")
-    if "players" in data:
-        sets = [*sets, f"players={data['players']}"]
+        if kind is list and not all(isinstance(item, str) for item in value):
+            raise WebError(400, f"field {key!r} must be a JSON array of strings")
     try:
-        return resolve_rules(data.get("rules", "standard"), sets)
+        return build(NewGame, data, noun="field")
+    except OptionError as e:
+        raise WebError(400, str(e)) from None
+
+
+def new_game_rules(request: NewGame) -> Rules:
+    """The rules of a new game: ``rules`` (a preset), ``set`` (``OPTION=VALUE`` items) and ``players``."""
+    sets = request.set if request.players is None else [*request.set, f"players={request.players}"]
+    try:
+        return resolve_rules(request.rules, sets)
     except (CliError, RulesError) as e:
         raise WebError(400, str(e).replace("--set", "set")) from None
 
@@ -132,20 +153,15 @@ def new_session(data: dict[str, Any], checkpoints: bool = True) -> Session:
 
     Without ``checkpoints``, agent specs that may name a file (``ppo``, or a path anywhere) are refused.
     """
-    rules = new_game_rules(data)
-    mode = data.get("mode", "play")
-    if mode not in ("play", "watch"):
-        raise WebError(400, f"mode must be play or watch, not {mode!r}")
-    seed = data.get("seed", 0)
-    if not 0 <= seed < 2**63:
-        raise WebError(400, f"seed must be 0..2**63-1, not {seed}")
-    seat = data.get("seat", 0) if mode == "play" else None
-    if "seat" in data and mode == "watch":
+    request = new_game_request(data)
+    rules = new_game_rules(request)
+    if "seat" in data and request.mode == "watch":
         raise WebError(400, "seat is for a played game: a watched game has no seat of yours")
-    opponents = data.get("opponents", "best" if mode == "play" else "guard")
+    seat = request.seat if request.mode == "play" else None
+    opponents = WATCH_OPPONENTS if request.mode == "watch" and "opponents" not in data else request.opponents
     if not checkpoints and any(names_a_file(spec) for spec in split_list(opponents)):
         raise WebError(400, "this server takes no checkpoint files as agents (agurk serve --checkpoints allows them)")
-    return Session(rules, opponents, seat, seed)
+    return Session(rules, opponents, seat, request.seed)
 
 
 def started(session: Session) -> dict[str, Any]:
