@@ -101,7 +101,9 @@ SHRINK = [
     (r"--deals (\d{3,})", "--deals 10"),
     (r"--decisions (\d{4,})", "--decisions 500"),  # agurk exploit: one update of training
     (r"--seconds \d+", "--seconds 1"),
-    (r"^(agurk bench (engine|env|search|train|solver|tournament|operator)(?!.*--seconds).*)$", r"\1 --seconds 1"),
+    (r"^(agurk bench (engine|env|search|train|solver)(?!.*--seconds).*)$", r"\1 --seconds 1"),
+    (r"^(agurk bench tournament(?!.*--matches).*)$", r"\1 --matches 200"),  # 10000 matches, 4 ways, to 200
+    (r"^(agurk bench operator(?!.*--positions).*)$", r"\1 --positions 50"),  # 2000 positions to 50
     (r"--positions \d+", "--positions 50"),
     (r"--suite report", "--suite tiny"),  # the report's table (hours) to the CI test's game
 ]
