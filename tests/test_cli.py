@@ -8,13 +8,15 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from replay import replay_record
 
 from agurk.cli import build_parser, main
-from agurk.cli.common import SEED
+from agurk.cli.common import SEED, Parser, add_options, from_args
+from agurk_env.options import option
 from agurk_env.rules import PRESETS, Rules
 
 RECORD_KEYS = {"rules", "seed", "agents", "rounds", "winners"}
@@ -187,6 +189,33 @@ def test_every_seed_is_checked_when_parsed() -> None:
     seeds = {name: a.type for name, p in _commands(build_parser()) for a in p._actions if "--seed" in a.option_strings}
     assert {"agurk simulate", "agurk evaluate", "agurk play", "agurk bench engine", "agurk curve"} <= set(seeds)
     assert all(kind is SEED for kind in seeds.values()), seeds
+
+
+@dataclass(frozen=True)
+class Toy:
+    """An option set for :func:`test_add_options_makes_a_command_line_of_an_option_set`."""
+
+    rate: float = option(0.5, above=0, high=1)
+    """how often, 100% at most"""
+    tag: list[str] = option([], metavar="WORD")
+    """a tag; repeat for more"""
+
+
+def test_add_options_makes_a_command_line_of_an_option_set(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = Parser(prog="toy")
+    add_options(parser, Toy)
+    assert from_args(Toy, parser.parse_args([])) == Toy()
+    assert from_args(Toy, parser.parse_args(["--rate", "0.25", "--tag", "a", "--tag", "b"])) == Toy(0.25, ["a", "b"])
+    help_text = " ".join(parser.format_help().split())
+    assert "--rate RATE how often, 100% at most (a number in (0, 1]; default: 0.5)" in help_text
+    assert "--tag WORD a tag; repeat for more" in help_text
+    with pytest.raises(SystemExit) as bad:
+        parser.parse_args(["--rate", "2"])
+    assert bad.value.code == 2
+    assert (
+        capsys.readouterr().err
+        == "agurk: error: argument --rate: must be a number in (0, 1], not '2' (see 'toy --help')\n"
+    )
 
 
 def test_rules_lists_every_preset(capsys: pytest.CaptureFixture[str]) -> None:
