@@ -1,53 +1,54 @@
-"""The exact round solver's search (:mod:`agurk_env.solver`), in plain Python over flat integer sequences.
+"""The exact round solver's search (:mod:`agurk_env.solver`): the rules kernel's rules, for one game.
 
-Written once for two runners: :mod:`agurk_env.solver` calls these functions as they are, on
-lists of Python ints (the pure-Python path), and, when numba is installed, compiles a copy of
-this module with ``numba.njit`` and calls it on NumPy int64 arrays. So the code keeps to what
-both accept: scalar ints, 1-D indexing, tuples, no allocation, no Python objects.
+Compiled as the rules kernel is (its :func:`~agurk_env._rules_kernel.njit`; :mod:`agurk_env.solver`
+compiles :func:`solve_batch` through :func:`agurk_env.rules_kernel.load`, or loads it from numba's
+disk cache) and, without numba or with ``jit=False``, run as the plain Python it is, on lists of
+Python ints. So the code keeps to what both accept: scalar ints, 1-D indexing, tuples, no
+allocation, no Python objects.
 
 Everything the search reads and writes is one flat ``work`` array (one argument to pass down the
-recursion): the rules, one game's hands and search stack, then the transposition table.
-
-The rule code is the engine's (:func:`agurk_env.engine._legal`, :func:`agurk_env.engine.play`,
-``_finish_rounds``) for one game, read off the same :class:`~agurk_env.engine.Tables`, which
-:func:`agurk_env.solver.rule_array` lays out as below. Seats are compact: ``0..n-1`` are the seats
-still in, clockwise. A card set is a bitmask (bit ``c`` for card ``c``); a hand is counts per card.
+recursion): the rules kernel's rule array (:func:`agurk_env.rules_kernel.rule_array`, in its layout),
+one game's hands and search stack, then the transposition table. The legal set is the rules
+kernel's :func:`~agurk_env._rules_kernel.choose`; a card's play and the last trick's scoring are
+``play_games`` and ``finish_rounds`` for one game. Seats are compact: ``0..n-1`` are the seats still
+in, clockwise. A card set is a bitmask (bit ``c`` for card ``c``); a hand is counts per card.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agurk_env._rules_kernel import (
+    ACE,
+    ACE_LOCK,
+    ACE_LOW,
+    ACTIONS,
+    AT_LEAST,
+    BEAT_CHOICE,
+    EVERY_TRICK,
+    HAND_SIZE,
+    LOCK_ANY,
+    LOW_LAST,
+    NO_LOCK,
+    NOT_EQUAL,
+    POINTS_LAST,
+    POINTS_OF,
+    SIZE,
+    STRENGTH,
+    TARGET_PREVIOUS,
+    TIES_ALL,
+    TWO,
+    TWOS,
+    W,
+    choose,
+    njit,
+)
+
 if TYPE_CHECKING:
     import numpy as np
 
     Ints = list[int] | np.ndarray
 
-# The rules, at the start of the work array: seven tables of width W, then the flags.
-W = 18
-"""Width of each rule table (strengths 0..17)."""
-STRENGTH = 0  # by card; at STRENGTH + W: in the last trick
-POINTS_OF = 2 * W  # by strength, the points of the card of that strength; + W: in the last trick
-AT_LEAST = 4 * W  # by strength t, the card set of the cards of strength >= t; + W: in the last trick
-POINTS_LAST = 6 * W  # by card, in the last trick
-FLAGS = 7 * W
-ACTIONS = FLAGS
-HAND_SIZE = FLAGS + 1
-ACE_LOW = FLAGS + 2
-LOW_LAST = FLAGS + 3
-NOT_EQUAL = FLAGS + 4  # 1 when an equal card does not beat; at NOT_EQUAL + 1: in the last trick
-TARGET_PREVIOUS = FLAGS + 6
-BEAT_CHOICE = FLAGS + 7  # FORCED, NEAREST or OPTIONAL
-ACE_LOCK = FLAGS + 8  # NO_LOCK, LOCK_LED or LOCK_ANY
-TWOS = FLAGS + 9
-EVERY_TRICK = FLAGS + 10
-TIES_ALL = FLAGS + 11
-RULES_SIZE = FLAGS + 12
-
-FORCED, NEAREST, OPTIONAL = 0, 1, 2
-NO_LOCK, LOCK_LED, LOCK_ANY = 0, 1, 2
-TWO, ACE = 0, 12
-ACE_BIT = 1 << ACE
 ALL = -1
 """The card set of every card (the ``only`` of a node that tries every legal card)."""
 
@@ -57,11 +58,11 @@ MAX_SEATS = 8
 MAX_PLIES = 54
 """Cards in the largest deal (52 and two jokers): the bits of a hand key, and the plies of a search."""
 
-# Then one game, by seat: hands (counts by card), held (card sets), base (the hand key's bit of each
-# seat's first copy of each card), cards (played to the current trick), seat_of (absolute seat), and
-# pen: a penalty per seat at each depth of the search. Then the table: entries, and a last int that
-# counts the games solved with it (an entry of an earlier game is stale).
-HANDS = RULES_SIZE
+# After the rules (SIZE ints), one game, by seat: hands (counts by card), held (card sets), base (the
+# hand key's bit of each seat's first copy of each card), cards (played to the current trick),
+# seat_of (absolute seat), and pen: a penalty per seat at each depth of the search. Then the table:
+# entries, and a last int that counts the games solved with it (an entry of an earlier game is stale).
+HANDS = SIZE
 HELD = HANDS + MAX_SEATS * 14
 BASE = HELD + MAX_SEATS
 CARDS = BASE + MAX_SEATS * 14
@@ -76,33 +77,26 @@ ENTRY = 4
 PROBES = 4
 
 
-def lowest(work: Ints, cards: int, last: int) -> int:
-    """The weakest card of the card set ``cards`` as a one-card set (0 for none), as ``engine._lowest``."""
-    if cards & ACE_BIT and (work[ACE_LOW] or (last and work[LOW_LAST])):
-        return ACE_BIT
-    return cards & -cards
-
-
+@njit
 def legal(work: Ints, held: int, npos: int, top: int, prev: int, locked: int, led: int, last: int) -> int:
-    """The card set a player holding ``held`` may play in the trick so far, in RULES.md's order (``engine._legal``)."""
+    """The card set a player holding ``held`` may play in the trick so far: the rules kernel's :func:`choose`."""
     if npos == 0:
         return held
-    if work[TWOS] and led == TWO and held & 1:
-        return 1
-    low = lowest(work, held, last)
-    if locked:
-        return low
     need = (prev if work[TARGET_PREVIOUS] else top) + work[NOT_EQUAL + last]
-    beat = held & work[AT_LEAST + last * W + need]
-    if beat == 0:
-        return low
-    if work[BEAT_CHOICE] == FORCED:
-        return beat
-    if work[BEAT_CHOICE] == NEAREST:
-        return lowest(work, beat, last)
-    return beat | low
+    cards, _ = choose(
+        held,
+        work[TWOS] != 0 and led == TWO,
+        locked,
+        work[AT_LEAST + last * W + need],
+        work[ACE_LOW] != 0 or (last == 1 and work[LOW_LAST] != 0),
+        work[TWOS],
+        work[ACE_LOCK],
+        work[BEAT_CHOICE],
+    )
+    return cards
 
 
+@njit
 def step(
     work: Ints, last: int, npos: int, seat: int, card: int, top: int, top_seat: int, locked: int
 ) -> tuple[int, int, int, int]:
@@ -119,6 +113,7 @@ def step(
     return s, top, top_seat, locked
 
 
+@njit
 def score_last(work: Ints, n: int, top: int, top_seat: int, out: int) -> None:
     """Add the last trick's penalties to ``work[out:out + n]``: every card of the top strength, or only the winner's."""
     if work[TIES_ALL]:
@@ -130,6 +125,7 @@ def score_last(work: Ints, n: int, top: int, top_seat: int, out: int) -> None:
         work[out + top_seat] += work[POINTS_OF + W + top]
 
 
+@njit
 def node(
     work: Ints,
     n: int,
@@ -214,7 +210,7 @@ def node(
             node(
                 work, n, depth + 1, key & ~(1 << work[BASE + slot] + work[HANDS + slot]), next_trick,
                 next_npos, next_cur, new_top, new_seat, s, new_locked, next_led, only | ALL,
-            )
+            )  # fmt: skip
         if work[HANDS + slot] == 0:
             work[HELD + cur] ^= 1 << card
         work[HANDS + slot] += 1
@@ -242,6 +238,7 @@ def node(
             work[TABLE + e + 2 + i // 4] |= work[out + i] << 16 * (i % 4)
 
 
+@njit
 def solve_batch(
     players: int,
     position: Ints,
@@ -267,7 +264,7 @@ def solve_batch(
         p = g * POS
         trick_no, npos, top, prev, locked, led = (
             position[p], position[p + 1], position[p + 3], position[p + 5], position[p + 6], position[p + 7]
-        )
+        )  # fmt: skip
         mover, top_seat, n, bits = 0, 0, 0, 0
         for s in range(players):
             line[g * players + s] = penalty[g * players + s]

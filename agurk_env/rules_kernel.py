@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -96,21 +98,33 @@ def _signatures() -> dict[str, object]:
     }
 
 
-def _load() -> dict[str, float | bool] | None:
-    """Compile each entry point for its signature, or load it from numba's disk cache; say so on a compile."""
+def load(
+    module: ModuleType, signatures: Callable[[], dict[str, object]], what: str, frozen: bool = False
+) -> dict[str, float | bool] | None:
+    """Compile the entry points of ``module`` for their signatures, in order, or load them from numba's disk cache.
+
+    The one compile path of the kernels: this one on import, :mod:`agurk_env._solver_kernel` on
+    the exact solver's first use. ``signatures`` gives each entry point's (it imports numba).
+    ``frozen``: each entry point then compiles for no other signature, so later calls convert to
+    it (numba's disk cache cannot load back a recursive function compiled for two signatures,
+    numba issue 6061). A compile says so on stderr; ``None`` without numba.
+    """
     if not HAS_NUMBA:
         return None
     start = time.perf_counter()
-    for name, signature in _signatures().items():
-        getattr(kernel, name).compile(signature)
+    entry_points = {getattr(module, name): signature for name, signature in signatures().items()}
+    for function, signature in entry_points.items():
+        function.compile(signature)
+        if frozen:
+            function.disable_compile()
     seconds = time.perf_counter() - start
-    from_cache = not any(getattr(kernel, name).stats.cache_misses for name in _signatures())
+    from_cache = not any(function.stats.cache_misses for function in entry_points)
     if not from_cache:
         logging.getLogger(__name__).warning(
-            "agurk_env: compiled the rules kernel in %.1f s (numba's disk cache keeps it for later starts)", seconds
+            "agurk_env: compiled the %s in %.1f s (numba's disk cache keeps it for later starts)", what, seconds
         )
     return {"seconds": seconds, "from_cache": from_cache}
 
 
-LOADED = _load()
+LOADED = load(kernel, _signatures, "rules kernel")
 """How the kernel was made ready on import: ``{"seconds": ..., "from_cache": ...}``; ``None`` without numba."""

@@ -12,11 +12,12 @@ is **not** in the objective: going out at the limit, lives, rebuys and the other
 are ignored, and a point is a point. Callers that weigh those can read every seat's round
 penalty along the chosen line (:attr:`Solution.penalties`).
 
-**Rules.** The legal cards and the trick's winner are the engine's own tables and flags
-(:func:`agurk_env.engine.tables`): the kernel is :mod:`agurk_env._solver_kernel`, one game at a
-time, with the same order of rules as :func:`agurk_env.engine.legal_bits` and the same trick and
-round scoring as :func:`agurk_env.engine.play`; so every preset and option is honoured, and the
-tests check it against the engine.
+**Rules.** The search (:mod:`agurk_env._solver_kernel`, one game at a time) reads the rules
+kernel's rule array (:func:`agurk_env.engine.rule_array`, the engine's tables and flags in the one
+layout) and takes its legal sets from the rules kernel's
+:func:`~agurk_env._rules_kernel.choose`, as :func:`agurk_env.engine.legal_bits` does, with the
+same trick and round scoring as :func:`agurk_env.engine.play`; so every preset and option is
+honoured, and the tests check it against the engine.
 
 **Search.** Hands are counts per card (suits never matter, equal cards are one move), legal sets
 are bit operations on card-set bitmasks, the last trick is played out directly (one card each),
@@ -25,36 +26,30 @@ kept in a transposition table keyed on every seat's hand and the leader. Under e
 scoring fewer cards are worth 0, so it searches much more; there a card that surely takes the
 trick with no fewer points than the mover's best card so far is not searched further.
 
-**Speed.** The kernel is plain Python; with numba installed it is compiled (``numba.njit``,
-a few seconds the first time, then loaded from numba's disk cache) and a batch is solved in one
-compiled call. ``jit=False`` (or the environment variable ``AGURK_SOLVER_JIT=0``) forces the
-pure-Python path; ``agurk bench solver`` measures both. Each thread keeps its own work space
+**Speed.** With numba installed the search is compiled as the rules kernel is (its ``njit``
+and :func:`agurk_env.rules_kernel.load`: a few seconds at the first solve, then loaded from
+numba's disk cache) and a batch is solved in one compiled call. Without numba it runs as plain
+Python; ``jit=False`` (or the environment variable ``AGURK_SOLVER_JIT=0``) forces that path with
+numba installed; ``agurk bench solver`` measures both. Each thread keeps its own work space
 (32 MiB compiled), so threads may solve at the same time.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
-import sys
 import threading
-import time
-from types import ModuleType
+import types
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
+from agurk_env import _rules_kernel, engine, rules_kernel
 from agurk_env import _solver_kernel as kernel
-from agurk_env import engine
 from agurk_env.rules import Rules
 
-try:
-    import numba
-except ImportError:  # the pure-Python path only
-    numba = None
-
-HAS_NUMBA = numba is not None
+HAS_NUMBA = rules_kernel.HAS_NUMBA
 """Whether numba is installed (the compiled path is available)."""
 JIT_ENV = "AGURK_SOLVER_JIT"
 """Environment variable: ``0`` makes the pure-Python path the default even with numba installed."""
@@ -71,66 +66,33 @@ class Solution(NamedTuple):
     penalties: np.ndarray  # (k, P) int64: every seat's round penalty along the chosen line (seats out: as they are)
 
 
-@functools.lru_cache(maxsize=64)
-def rule_array(rules: Rules) -> np.ndarray:
-    """``rules`` as the kernel reads them (read-only): the engine's tables and flags, in the kernel's layout."""
-    sp = engine.tables(rules)
-    if sp.hand_size * int(sp.points.max()) >= 1 << 16:  # the table keeps each seat's penalty in 16 bits
-        raise ValueError(f"the solver needs hand_size * ace_points below 65536 (ace_points={rules.ace_points})")
-    out = np.zeros(kernel.RULES_SIZE, dtype=np.int64)
-    for offset, table in (
-        (kernel.STRENGTH, sp.strength),
-        (kernel.STRENGTH + kernel.W, sp.strength_last),
-        (kernel.POINTS_OF, sp.points_of),
-        (kernel.POINTS_OF + kernel.W, sp.points_of_last),
-        (kernel.AT_LEAST, sp.at_least),
-        (kernel.AT_LEAST + kernel.W, sp.at_least_last),
-        (kernel.POINTS_LAST, sp.points_last),
-    ):
-        out[offset : offset + table.size] = table
-    out[kernel.FLAGS : kernel.RULES_SIZE] = (
-        sp.actions,
-        sp.hand_size,
-        sp.ace_low,
-        sp.low_last,
-        sp.not_equal,
-        sp.not_equal_last,
-        sp.target_previous,
-        ("forced", "nearest", "optional").index(sp.beat_choice),
-        ("none", "led", "any").index(sp.ace_lock),
-        sp.twos,
-        sp.every_trick,
-        sp.ties_all,
-    )
-    out.flags.writeable = False
-    return out
+def _signatures() -> dict[str, object]:
+    """The one signature of the recursion and of the search's entry point, in call order: int64 but the values."""
+    import numba
+
+    t = numba.types
+    ints, i = t.int64[::1], t.int64
+    return {"node": t.void(ints, *[i] * 12), "solve_batch": t.void(i, *[ints] * 5, t.float64[::1], ints, ints, ints)}
 
 
 @functools.cache
-def _compiled() -> ModuleType:
-    """A second copy of the kernel module with its functions compiled by ``numba.njit`` (cached on disk).
+def _load() -> dict[str, float | bool] | None:
+    """Compile the search once (or load it from numba's disk cache), as the rules kernel's entry points are."""
+    return rules_kernel.load(kernel, _signatures, "exact solver", frozen=True)
 
-    Each function gets its one signature (all int64, but the values), so the recursion
-    compiles once and the calls between them resolve to the compiled ones.
+
+@functools.cache
+def _python() -> Callable[..., None]:
+    """The search's :func:`~agurk_env._solver_kernel.solve_batch` as plain Python, whether numba is installed or not.
+
+    Every ``njit`` function of both kernels is rebuilt from numba's ``py_func`` over one namespace,
+    so the functions it calls are plain Python too (without numba they already are).
     """
-    t = numba.types
-    ints, i = t.int64[::1], t.int64
-    signatures = {
-        "lowest": (i(ints, i, i), True),
-        "legal": (i(ints, *[i] * 7), True),
-        "step": (t.UniTuple(i, 4)(ints, *[i] * 7), True),
-        "score_last": (t.void(ints, *[i] * 4), True),
-        "node": (t.void(ints, *[i] * 12), False),
-        "solve_batch": (t.void(i, *[ints] * 5, t.float64[::1], ints, ints, ints), False),
-    }
-    spec = importlib.util.spec_from_file_location(f"{kernel.__name__}_jit", kernel.__file__)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # numba's disk cache imports the module by name
-    spec.loader.exec_module(module)
-    for name, (signature, inline) in signatures.items():  # in call order: each call resolves to a compiled function
-        options = {"inline": "always"} if inline else {}
-        setattr(module, name, numba.njit(signature, cache=True, **options)(getattr(module, name)))
-    return module
+    namespace = {**vars(_rules_kernel), **vars(kernel)}
+    for name, value in list(namespace.items()):
+        if hasattr(value, "py_func"):
+            namespace[name] = types.FunctionType(value.py_func.__code__, namespace, name)
+    return namespace["solve_batch"]
 
 
 def _use_jit(jit: bool | None) -> bool:
@@ -165,16 +127,21 @@ def _solve(
 ) -> Solution:
     """Run the kernel on ``k`` games given as arrays (see ``_solver_kernel.solve_batch``)."""
     k, p, a = hands.shape
+    sp = engine.tables(rules)
+    if sp.hand_size * int(sp.points.max()) >= 1 << 16:  # the table keeps each seat's penalty in 16 bits
+        raise ValueError(f"the solver needs hand_size * ace_points below 65536 (ace_points={rules.ace_points})")
     use_jit = _use_jit(jit)
     work = _work(use_jit)
-    work[: kernel.RULES_SIZE] = rule_array(rules) if use_jit else rule_array(rules).tolist()
+    t = engine.rule_array(rules)
+    work[: t.size] = t if use_jit else t.tolist()
     inputs = [np.ascontiguousarray(x, dtype=np.int64).reshape(-1) for x in (position, alive, cards, penalty, hands)]
     values, best, line = np.full(k * a, np.inf), np.zeros(k, np.int64), np.zeros(k * p, np.int64)
     if use_jit:
-        _compiled().solve_batch(p, *inputs, values, best, line, work)
+        _load()
+        kernel.solve_batch(p, *inputs, values, best, line, work)
     else:
         out = values.tolist(), best.tolist(), line.tolist()
-        kernel.solve_batch(p, *(x.tolist() for x in inputs), *out, work)
+        _python()(p, *(x.tolist() for x in inputs), *out, work)
         values, best, line = (np.asarray(x, dtype=d) for x, d in zip(out, (float, np.int64, np.int64), strict=True))
     return Solution(values.reshape(k, a), best, line.reshape(k, p))
 
@@ -220,14 +187,11 @@ def solve_deals(rules: Rules, hands: np.ndarray, leader: np.ndarray, jit: bool |
     return _solve(rules, position, np.ones((k, sp.players)), cards, np.zeros((k, sp.players)), hands, jit)
 
 
-def warm_up() -> dict[str, float | bool]:
-    """Compile the numba kernels (or load them from numba's disk cache), then solve one tiny deal.
+def warm_up() -> dict[str, float | bool] | None:
+    """Compile the search (or load it from numba's disk cache), then solve one tiny deal with it (needs numba).
 
     Returns ``{"seconds": the compile or load, "from_cache": whether numba loaded it from disk}``.
     """
-    start = time.perf_counter()
-    compiled = _compiled()
-    seconds = time.perf_counter() - start
     rules = Rules.preset("standard", players=2, hand_size=2)
     solve_deals(rules, np.eye(2, 13, dtype=np.int64)[None] * 2, np.zeros(1, np.int64), jit=True)
-    return {"seconds": seconds, "from_cache": bool(compiled.solve_batch.stats.cache_hits)}
+    return _load()

@@ -8,12 +8,15 @@
 - Engine differential, larger deals: the solver's legal cards are ``engine.legal_mask``; following
   its choices with ``engine.play`` ends the round with the penalties it announced; each card's value
   is the mover's penalty after ``engine.play`` of that card and the solver's line from there.
-- The pure-Python and the numba path give the same answers.
+- The pure-Python and the numba path give the same answers, and so does a new process: loading the
+  compiled search from numba's disk cache, or without numba.
 """
 
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -168,6 +171,26 @@ def test_python_and_numba_agree(preset: str) -> None:
     python, compiled = solver.solution(rules, state, jit=False), solver.solution(rules, state, jit=True)
     for a, b in zip(python, compiled, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+_SOLVE = """
+import numpy as np
+from agurk_env import engine, solver
+from agurk_env.rules import Rules
+rules = Rules.preset("twos", players=3, hand_size=3)
+print(solver.HAS_NUMBA, *(np.asarray(x).tobytes().hex() for x in solver.solution(rules, engine.init(rules, 4, seed=1))))
+"""
+
+
+def test_a_new_process_solves_alike_from_numbas_disk_cache_and_without_numba() -> None:
+    rules = Rules.preset("twos", players=3, hand_size=3)
+    expected = [np.asarray(x).tobytes().hex() for x in solver.solution(rules, engine.init(rules, 4, seed=1))]
+    hidden = "import sys; sys.modules['numba'] = None\n"  # import numba then raises ImportError
+    for head, has_numba in (("", solver.HAS_NUMBA), (hidden, False)):
+        # with numba the search loads from the cache written above (a crash there if it was compiled for two
+        # signatures of its recursion: numba issue 6061); without numba it runs as plain Python
+        run = subprocess.run([sys.executable, "-c", head + _SOLVE], capture_output=True, text=True, check=True)
+        assert run.stdout.split() == [str(has_numba), *expected]
 
 
 def test_solve_deals_is_solve_at_the_deal() -> None:
