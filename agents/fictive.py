@@ -50,6 +50,7 @@ tournament's seatings do, through ``agents.registry.introduce``).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Literal, get_args
@@ -428,3 +429,6 @@ class Fictive:
         cards = np.concatenate([self._cards, cards.astype(np.int64)])
         order = np.argsort(keys, kind="stable")
         self._keys, self._cards = keys[order], cards[order]
+
+
+rules_kernel.fresh_cache(sys.modules[__name__])  # guard_rows has the kernel compiled into it

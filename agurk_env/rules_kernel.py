@@ -11,9 +11,11 @@ stderr, with its time (:data:`LOADED`). Without numba the same functions run as 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -98,6 +100,35 @@ def _signatures() -> dict[str, object]:
     }
 
 
+def fresh_cache(module: ModuleType) -> None:
+    """Forget the disk cache of ``module``'s compiled functions when ``_rules_kernel.py`` changed since it was made.
+
+    numba checks a cached function against its own file only, and a function that calls the kernel
+    (the solver's search, the fictive player's guard loop) has the kernel's constants and functions
+    compiled into it: a stamp of the kernel's source beside ``module``'s cache files says which
+    kernel they were compiled against. No-op without numba or for the kernel itself.
+    """
+    if not HAS_NUMBA or module is kernel:
+        return
+    functions = [f for f in vars(module).values() if getattr(f, "_cache", None) is not None and hasattr(f, "py_func")]
+    functions = [f for f in functions if f.py_func.__module__ == module.__name__]
+    if not functions:
+        return
+    digest = hashlib.sha256(Path(kernel.__file__).read_bytes()).hexdigest()
+    stamp = Path(functions[0]._cache.cache_path) / f"{module.__name__}.rules-kernel.sha256"
+    try:
+        if stamp.read_text() == digest:
+            return
+    except OSError:
+        pass
+    for function in functions:
+        function._cache.flush()
+    try:
+        stamp.write_text(digest)
+    except OSError:  # a read-only cache: every start compiles, as numba does there
+        pass
+
+
 def load(
     module: ModuleType, signatures: Callable[[], dict[str, object]], what: str, frozen: bool = False
 ) -> dict[str, float | bool] | None:
@@ -111,6 +142,7 @@ def load(
     """
     if not HAS_NUMBA:
         return None
+    fresh_cache(module)
     start = time.perf_counter()
     entry_points = {getattr(module, name): signature for name, signature in signatures().items()}
     for function, signature in entry_points.items():

@@ -14,16 +14,18 @@
 
 from __future__ import annotations
 
+import importlib
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from oracles import preset_rules, random_step
 from test_engine_differential import random_rules
 
-from agurk_env import engine, solver
+from agurk_env import engine, rules_kernel, solver
 from agurk_env.rules import PRESETS, Rules
 
 PATHS = [False, pytest.param(True, marks=pytest.mark.skipif(not solver.HAS_NUMBA, reason="numba not installed"))]
@@ -263,3 +265,33 @@ def test_bench_solver_json_through_the_cli(capsys: pytest.CaptureFixture[str]) -
     for key in ("4x7", "6x7", "8x6", "4x7_every_trick", "4x7_python"):
         assert result[key]["deals"] >= 1 and 0 < result[key]["median_ms"] <= result[key]["max_ms"]
     assert main(["bench", "solver", "--deals", "0"]) == 2
+
+
+def test_a_changed_rules_kernel_forgets_the_caches_compiled_against_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """numba checks a cached function against its own file only: a stamp of _rules_kernel.py flushes the rest."""
+    pytest.importorskip("numba")
+    source = "from agurk_env._rules_kernel import lowest, njit\n\n\n@njit\ndef low(cards):\n"
+    source += "    return lowest(cards, 0)\n"
+    (tmp_path / "probe_kernel.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def compiled():
+        """The probe freshly imported and compiled (saved to its disk cache), and its cache index."""
+        sys.modules.pop("probe_kernel", None)
+        probe = importlib.import_module("probe_kernel")
+        assert probe.low(0b110) == 0b10
+        return probe, probe.low._cache._cache_file
+
+    probe, index = compiled()
+    stamp = Path(probe.low._cache.cache_path) / "probe_kernel.rules-kernel.sha256"
+    assert index._load_index() and not stamp.exists()
+    rules_kernel.fresh_cache(probe)  # no stamp: compiled against an unknown kernel
+    assert not index._load_index() and stamp.exists()
+    probe, index = compiled()
+    rules_kernel.fresh_cache(probe)  # the same kernel: kept
+    assert index._load_index()
+    stamp.write_text("another kernel")
+    rules_kernel.fresh_cache(probe)
+    assert not index._load_index() and stamp.read_text() != "another kernel"
