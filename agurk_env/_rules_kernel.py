@@ -129,6 +129,27 @@ def choose(hand, led_two, locked, reach, ace_low, twos, ace_lock, beat_choice):
 
 
 @njit
+def follow(t, hand, top, prev, locked, led_two, last):
+    """``(card set, reason)`` a follower holding ``hand`` may play: :func:`choose` with the trick read off ``t``.
+
+    ``t`` is the rule array; ``top`` and ``prev`` the strengths of the trick's top and previous card,
+    ``led_two`` whether a two was led, ``last`` 1 in the round's last trick. The engine's loop and the
+    solver's search both ask it.
+    """
+    need = (prev if t[TARGET_PREVIOUS] else top) + t[NOT_EQUAL + last]
+    return choose(
+        hand,
+        t[TWOS] != 0 and led_two,
+        locked,
+        t[AT_LEAST + last * W + need],
+        t[ACE_LOW] != 0 or (last == 1 and t[LOW_LAST] != 0),
+        t[TWOS],
+        t[ACE_LOCK],
+        t[BEAT_CHOICE],
+    )
+
+
+@njit
 def legal_all(t, held, tricks, trick_no, cur, npos, leader, top, prev, locked, bits, reasons):
     """The legal card set of the player to move in every game, into ``bits``, and its reason, into ``reasons``.
 
@@ -143,17 +164,7 @@ def legal_all(t, held, tricks, trick_no, cur, npos, leader, top, prev, locked, b
             continue
         trick = int(trick_no[g])
         last = 1 if trick == h - 1 else 0
-        need = (prev[g] if t[TARGET_PREVIOUS] else top[g]) + t[NOT_EQUAL + last]
-        bits[g], reasons[g] = choose(
-            hand,
-            t[TWOS] != 0 and tricks[g, trick, leader[g]] == TWO,
-            locked[g],
-            t[AT_LEAST + last * W + need],
-            t[ACE_LOW] != 0 or (last == 1 and t[LOW_LAST] != 0),
-            t[TWOS],
-            t[ACE_LOCK],
-            t[BEAT_CHOICE],
-        )
+        bits[g], reasons[g] = follow(t, hand, top[g], prev[g], locked[g], tricks[g, trick, leader[g]] == TWO, last)
 
 
 @njit

@@ -9,7 +9,7 @@ allocation, no Python objects.
 Everything the search reads and writes is one flat ``work`` array (one argument to pass down the
 recursion): the rules kernel's rule array (:func:`agurk_env.rules_kernel.rule_array`, in its layout),
 one game's hands and search stack, then the transposition table. The legal set is the rules
-kernel's :func:`~agurk_env._rules_kernel.choose`; a card's play and the last trick's scoring are
+kernel's :func:`~agurk_env._rules_kernel.follow`; a card's play and the last trick's scoring are
 ``play_games`` and ``finish_rounds`` for one game. Seats are compact: ``0..n-1`` are the seats still
 in, clockwise. A card set is a bitmask (bit ``c`` for card ``c``); a hand is counts per card.
 """
@@ -21,10 +21,8 @@ from typing import TYPE_CHECKING
 from agurk_env._rules_kernel import (
     ACE,
     ACE_LOCK,
-    ACE_LOW,
     ACTIONS,
     AT_LEAST,
-    BEAT_CHOICE,
     EVERY_TRICK,
     HAND_SIZE,
     LOCK_ANY,
@@ -35,12 +33,10 @@ from agurk_env._rules_kernel import (
     POINTS_OF,
     SIZE,
     STRENGTH,
-    TARGET_PREVIOUS,
     TIES_ALL,
     TWO,
-    TWOS,
     W,
-    choose,
+    follow,
     njit,
 )
 
@@ -79,21 +75,10 @@ PROBES = 4
 
 @njit
 def legal(work: Ints, held: int, npos: int, top: int, prev: int, locked: int, led: int, last: int) -> int:
-    """The card set a player holding ``held`` may play in the trick so far: the rules kernel's :func:`choose`."""
+    """The card set a player holding ``held`` may play in the trick so far: the rules kernel's :func:`follow`."""
     if npos == 0:
         return held
-    need = (prev if work[TARGET_PREVIOUS] else top) + work[NOT_EQUAL + last]
-    cards, _ = choose(
-        held,
-        work[TWOS] != 0 and led == TWO,
-        locked,
-        work[AT_LEAST + last * W + need],
-        work[ACE_LOW] != 0 or (last == 1 and work[LOW_LAST] != 0),
-        work[TWOS],
-        work[ACE_LOCK],
-        work[BEAT_CHOICE],
-    )
-    return cards
+    return follow(work, held, top, prev, locked, led == TWO, last)[0]
 
 
 @njit

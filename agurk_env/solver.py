@@ -15,7 +15,7 @@ penalty along the chosen line (:attr:`Solution.penalties`).
 **Rules.** The search (:mod:`agurk_env._solver_kernel`, one game at a time) reads the rules
 kernel's rule array (:func:`agurk_env.engine.rule_array`, the engine's tables and flags in the one
 layout) and takes its legal sets from the rules kernel's
-:func:`~agurk_env._rules_kernel.choose`, as :func:`agurk_env.engine.legal_bits` does, with the
+:func:`~agurk_env._rules_kernel.follow`, as :func:`agurk_env.engine.legal_bits` does, with the
 same trick and round scoring as :func:`agurk_env.engine.play`; so every preset and option is
 honoured, and the tests check it against the engine.
 
