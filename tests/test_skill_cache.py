@@ -44,8 +44,11 @@ def test_a_cached_report_is_the_same_and_plays_nothing_twice(tmp_path: Path, pla
         plain = (tmp_path / "plain" / name).read_bytes()
         assert plain == (tmp_path / "first" / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
 
+    before = set(cache.rglob("*.npz"))
     tiny_checkpoint(net, 1)  # the same path, another network: only the agent that plays it replays
     report(tmp_path / "retrained", net, cache)
+    fresh = sorted(set(cache.rglob("*.npz")) - before)
+    assert len(fresh) == 3
     assert played == [f"ppo:{net}"] * 3
     played.clear()
     report(tmp_path / "retrained-again", net, cache)
@@ -53,7 +56,7 @@ def test_a_cached_report_is_the_same_and_plays_nothing_twice(tmp_path: Path, pla
     for name in FILES:
         assert (tmp_path / "retrained" / name).read_bytes() == (tmp_path / "retrained-again" / name).read_bytes()
 
-    entry = sorted(cache.rglob("*.npz"))[0]
+    entry = fresh[0]  # an entry this report reads (the first network's entries are stale now)
     entry.write_bytes(b"not an archive")  # a damaged entry is played again and stored anew
     report(tmp_path / "mended", net, cache)
     assert len(played) == 1
