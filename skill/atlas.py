@@ -33,7 +33,7 @@ from agents.tasks import LOCAL, Backend
 from agurk_env.atomic import atomic_write_text
 from agurk_env.rules import RulesError
 from skill.budget import BUDGETS, Budget
-from skill.cells import LadderFields, LeftOut, Monitor, grid, run_cells
+from skill.cells import LadderFields, LeftOut, Monitor, grid, run_cells, write_convergence
 from skill.tables import STAT_KEYS, meaning, policy_sentence, python_call, reproduce, stat_text, write_csv
 from skill.variant import VariantRow
 
@@ -129,14 +129,7 @@ def atlas(
         "cells": played.ranked,
     }
     write_files(data, out)
-    if convergence:
-        from skill import convergence as conv
-
-        places = [(c.preset, c.players, c.hand_size) for c in cells]
-        found = conv.convergence(
-            plan, seed, played.checkpoints, places, [c.key for c in cells], played.budgets, data["command"]
-        )
-        conv.write_files(found, out)
+    write_convergence(played, cells, True, plan, seed, data["command"], out)
     return data
 
 

@@ -28,6 +28,7 @@ from agents.tasks import LOCAL, Backend, TaskProgress, run_tasks
 from agents.tournament import TournamentPlan, play_planned
 from agents.tournament_stats import SeatStats
 from agurk_env.rules import Rules, RulesError
+from skill import convergence as conv
 from skill.budget import FIELD, Budget, ladder, match_cost, quickstart_settings
 from skill.cache import TaskCache
 from skill.convergence import BudgetRS, Checkpoint, budget_rs, last_rs, seated
@@ -526,3 +527,15 @@ def run_cells(
         if keyed:
             result["key"] = cell.key
     return Played(rank(results), ladder_fields(plan, jobs), budgets, ran.budgets, ran.played)
+
+
+def write_convergence(
+    played: Played, cells: Sequence[Cell], keyed: bool, plan: Budget, seed: int, command: str, out: Path
+) -> None:
+    """With convergence budgets, ``convergence.*`` in ``out``: each cell (named by its key, or its preset) at each."""
+    if not played.checkpoints:
+        return
+    places = [(c.preset, c.players, c.hand_size) for c in cells]
+    names = [c.key if keyed else c.preset for c in cells]
+    found = conv.convergence(plan, seed, played.checkpoints, places, names, played.budgets, command)
+    conv.write_files(found, out)

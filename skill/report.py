@@ -29,7 +29,7 @@ from agents.tasks import LOCAL, Backend
 from agurk_env.atomic import atomic_write_text
 from agurk_env.rules import RulesError
 from skill.budget import BUDGETS, Budget
-from skill.cells import LadderFields, Monitor, grid, run_cells
+from skill.cells import LadderFields, Monitor, grid, run_cells, write_convergence
 from skill.tables import STAT_KEYS, meaning, policy_sentence, python_call, reproduce, stat_text, write_csv
 from skill.variant import EFFECT_KEYS, VariantRow
 
@@ -113,14 +113,7 @@ def skill_report(
         "variants": played.ranked,
     }
     _write_files(report, out)
-    if convergence:
-        from skill import convergence as conv
-
-        places = [(c.preset, c.players, c.hand_size) for c in cells]
-        data = conv.convergence(
-            plan, seed, played.checkpoints, places, [c.preset for c in cells], played.budgets, report["command"]
-        )
-        conv.write_files(data, out)
+    write_convergence(played, cells, False, plan, seed, report["command"], out)
     return report
 
 
