@@ -426,51 +426,23 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         with task_errors(), _SkillMonitor(console, names, bar, lines=not args.quiet) as monitor:
+            given = (plan, args.seed, out, checkpoints, settings, args.workers, monitor, command, backend)
+            kwargs: dict[str, Any] = {"cache": args.cache, "convergence": convergence}
             if is_atlas:
-                data = atlas(
-                    variants,
-                    players,
-                    hands,
-                    plan,
-                    args.seed,
-                    out,
-                    checkpoints,
-                    settings,
-                    args.workers,
-                    monitor,
-                    command,
-                    backend,
-                    cache=args.cache,
-                    convergence=convergence,
-                )
+                rows = atlas(variants, players, hands, *given, **kwargs)["cells"]
             else:
-                report = skill_report(
-                    variants,
-                    players[0],
-                    plan,
-                    args.seed,
-                    out,
-                    checkpoints,
-                    settings,
-                    args.workers,
-                    monitor,
-                    command,
-                    backend,
-                    hands[0] if hands else None,
-                    cache=args.cache,
-                    convergence=convergence,
-                )
+                hand_size = hands[0] if hands else None
+                rows = skill_report(variants, players[0], *given, hand_size, **kwargs)["variants"]
     except KeyboardInterrupt as e:
         return stopped(e)
     seconds = time.perf_counter() - start
+    what = "atlas cells" if is_atlas else "variants"
+    if not args.quiet:
+        _print_table(rows, f"{what} ranked by relative skill ({args.budget}, seed {args.seed})")
     if is_atlas:
-        if not args.quiet:
-            _print_table(data["cells"], f"atlas cells ranked by relative skill ({args.budget}, seed {args.seed})")
         gone = f" ({len(left_out)} left out: they do not fit the deck)" if left_out else ""
         print(f"{len(cells)} cells{gone}, {args.budget} budget, {seconds:.0f} s -> {out / 'atlas.md'}")
     else:
-        if not args.quiet:
-            _print_table(report["variants"], f"variants ranked by relative skill ({args.budget}, seed {args.seed})")
         print(f"{len(variants)} variants, {args.budget} budget, {seconds:.0f} s -> {out / 'report.md'}")
     return 0
 
