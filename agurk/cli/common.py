@@ -300,6 +300,14 @@ def write_output(option: str, path: Path, text: str) -> None:
         raise CliError(f"cannot write {option} {str(path)!r}: {e.strerror or e}") from None
 
 
+def write_json(json_arg: str | None, path: Path | None, text: str) -> None:
+    """``--json``'s ``text`` (ending in a newline) into its file ``path``, or on stdout for ``--json -``."""
+    if path is not None:
+        write_output("--json", path, text)
+    elif json_arg == "-":
+        print(text, end="")
+
+
 def stderr_console() -> Console:
     """A rich console on stderr."""
     from rich.console import Console

@@ -27,7 +27,7 @@ from agurk.cli.common import (
     stdout_console,
     task_errors,
     warn_other_players,
-    write_output,
+    write_json,
 )
 from agurk.cli.stop_signals import stopped
 
@@ -185,10 +185,7 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
     data = result.to_dict()
     data["seconds"] = round(seconds, 3)
-    if path is not None:
-        write_output("--json", path, json.dumps(data, indent=2) + "\n")
-    elif args.json == "-":
-        print(json.dumps(data, indent=2))
+    write_json(args.json, path, json.dumps(data, indent=2) + "\n")
     if not args.quiet or args.json is None:
         _print_evaluation(result, rules_label(args.rules, args.set), seconds, args.json == "-")
     return 0
