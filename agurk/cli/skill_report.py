@@ -426,13 +426,23 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         with task_errors(), _SkillMonitor(console, names, bar, lines=not args.quiet) as monitor:
-            given = (plan, args.seed, out, checkpoints, settings, args.workers, monitor, command, backend)
-            kwargs: dict[str, Any] = {"cache": args.cache, "convergence": convergence}
+            shared: dict[str, Any] = {  # by name: the two signatures order them differently
+                "budget": plan,
+                "seed": args.seed,
+                "out": out,
+                "checkpoints": checkpoints,
+                "train_settings": settings,
+                "workers": args.workers,
+                "monitor": monitor,
+                "command": command,
+                "backend": backend,
+                "cache": args.cache,
+                "convergence": convergence,
+            }
             if is_atlas:
-                rows = atlas(variants, players, hands, *given, **kwargs)["cells"]
+                rows = atlas(variants, players, hands, **shared)["cells"]
             else:
-                hand_size = hands[0] if hands else None
-                rows = skill_report(variants, players[0], *given, hand_size, **kwargs)["variants"]
+                rows = skill_report(variants, players[0], hand_size=hands[0] if hands else None, **shared)["variants"]
     except KeyboardInterrupt as e:
         return stopped(e)
     seconds = time.perf_counter() - start
