@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+REQUIRED: Any = object()
+"""The ``default`` of an :func:`option` that has none: it must be given (``--agents`` of ``agurk evaluate``)."""
 TRUE_WORDS = ("true", "1", "yes", "on")
 FALSE_WORDS = ("false", "0", "no", "off")
 _T = TypeVar("_T")
@@ -54,6 +56,10 @@ class Bounds:
     """Old values and their new names (``(("fast", "ppo"),)``): still refused, the error names the new one."""
     metavar: str | None = None
     """What stands for the value in a usage line (``PRESET``, ``SPEC[,SPEC...]``); none: the name in capitals."""
+    positional: bool = False
+    """On a command line, the value is given without its ``--NAME`` (``agurk exploit AGENT``)."""
+    alias: str | None = None
+    """A short name on a command line besides ``--NAME`` (``-q``)."""
 
 
 def option(
@@ -67,9 +73,16 @@ def option(
     flag: tuple[str, str] = ("true", "false"),
     renamed: Mapping[str, str] | None = None,
     metavar: str | None = None,
+    positional: bool = False,
+    alias: str | None = None,
 ) -> _T:
-    """A dataclass field with bounds (a list or dict default is copied for every instance)."""
-    bounds = Bounds(low, high, above, below, none, flag, tuple((renamed or {}).items()), metavar)
+    """A dataclass field with bounds (a list or dict default is copied for every instance).
+
+    ``default`` :data:`REQUIRED` makes an option without a default that must be given (a keyword-only field).
+    """
+    bounds = Bounds(low, high, above, below, none, flag, tuple((renamed or {}).items()), metavar, positional, alias)
+    if default is REQUIRED:
+        return dataclasses.field(kw_only=True, metadata={"option": bounds})
     if isinstance(default, list | dict):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"option": bounds})
     return dataclasses.field(default=default, metadata={"option": bounds})
@@ -84,6 +97,8 @@ class Option:
     default: Any
     doc: str = ""
     bounds: Bounds = Bounds()
+    required: bool = False
+    """The option has no default: it must be given."""
     _plain: Any = dataclasses.field(default=None, init=False, repr=False, compare=False)
     """The type when it is a plain one (``int``, ``float``, ``str``, ``bool``): a value of it needs its bounds only."""
     _choices: tuple[Any, ...] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
@@ -93,6 +108,11 @@ class Option:
         object.__setattr__(self, "_plain", base if base in (int, float, str, bool) else None)
         if typing.get_origin(base) is typing.Literal:
             object.__setattr__(self, "_choices", typing.get_args(base))
+
+    @property
+    def written(self) -> Any:
+        """The type a value is written as in text: without ``| None`` unless a word stands for ``None``."""
+        return self.type if self.bounds.none else _base(self.type)
 
     @property
     def choices(self) -> tuple[Any, ...] | None:
@@ -326,7 +346,9 @@ def declared(cls: type) -> dict[str, Option]:
             default = f.default_factory()
         else:
             default = None
-        out[f.name] = Option(f.name, hints[f.name], default, docs.get(f.name, ""), f.metadata.get("option", Bounds()))
+        bounds = f.metadata.get("option", Bounds())
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        out[f.name] = Option(f.name, hints[f.name], default, docs.get(f.name, ""), bounds, required)
     return out
 
 

@@ -286,7 +286,7 @@ def test_evaluate_json_schema_and_reproducible(tmp_path) -> None:
         (["--agents", "random,random,random,random", "--matches", "5", "--json", "/proc/no/x.json"], "cannot write"),
         (["--agents", "pimc:worlds=0,random,random,random", "--matches", "5"], "worlds must be an integer >= 1"),
         (["--matches", "5"], "required: --agents"),
-        (["--agents", "guard,random,random,random", "--matches", "5", "--seating", "round"], "invalid choice: 'round'"),
+        (["--agents", "guard,random,random,random", "--matches", "5", "--seating", "round"], "must be one of auto"),
     ],
 )
 def test_evaluate_errors_are_one_line(capsys, argv: list[str], message: str) -> None:

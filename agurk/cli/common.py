@@ -1,6 +1,8 @@
-"""What every ``agurk`` command shares: the one-line-error parser, user errors, rules options, outputs, progress bars.
+"""What every ``agurk`` command shares: the one-line-error parser, errors, shared options, outputs, progress bars.
 
-Nothing here imports NumPy, so ``agurk bench`` can still pin the thread pools after importing the CLI.
+The shared options (seed, JSON output, quiet, backend; the rules in :mod:`agurk.game_options`) are declared once.
+Each command declares its options as one dataclass (:mod:`agurk_env.options`) that builds on the shared ones here;
+:func:`add_options` makes its argparse options, and :func:`from_args` reads them back, typed.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ import os
 import sys
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar
 
+from agents.tasks.backend import BackendName
 from agurk.game_options import TableOptions
 from agurk_env.atomic import atomic_write_text
-from agurk_env.options import Bounds, Option, OptionError, declared, split_assignment, split_list
+from agurk_env.options import Bounds, Option, OptionError, declared, option, split_assignment, split_list
 from agurk_env.rules import OPTION_NAMES, Rules, RulesError, RuleValue, parse_option
 
 if TYPE_CHECKING:
@@ -78,41 +82,109 @@ def arg_type(kind: object, **bounds: Any) -> Callable[[str], object]:
 
 
 def add_options(
-    p: argparse.ArgumentParser, cls: type, skip: Iterable[str] = (), notes: Mapping[str, str] | None = None
+    p: argparse.ArgumentParser,
+    cls: type,
+    skip: Iterable[str] = (),
+    notes: Mapping[str, str] | None = None,
+    docs: Mapping[str, str] | None = None,
 ) -> None:
     """Add ``--NAME`` for every option of the dataclass ``cls`` (:func:`agurk_env.options.declared`) but ``skip``.
 
-    Each has its declared metavar, default and converter (:func:`arg_type`); its help is the field's docstring,
-    then its ``notes`` (what a docstring cannot hold, such as a list made at run time), then the allowed values and
-    the default. A ``list[...]`` option is repeated (``--set A --set B``). :func:`from_args` reads them back.
+    Each has its declared metavar, default and converter (:func:`arg_type`); its help is the field's docstring (or
+    this command's wording of a shared option in ``docs``), then its ``notes`` (what a docstring cannot hold, such as
+    a list made at run time), then the allowed values and the default. A ``bool`` is a flag (``--no-NAME`` when it
+    defaults to true), a ``Literal`` offers its choices, a ``list[...]`` is repeated (``--set A --set B``), a
+    ``positional`` option is given without its name, and an option without a default is required.
+    They come in the order of the class's own fields, then its bases' (the command's options before the shared
+    ones). :func:`from_args` reads them back.
     """
-    for name, opt in declared(cls).items():
+    options = declared(cls)
+    order = dict.fromkeys(n for c in cls.__mro__ for n in vars(c).get("__annotations__", {}) if n in options)
+    for name in order:
+        opt = options[name]
         if name in skip:
             continue
-        repeated = typing.get_origin(opt.type) is list
-        kind = typing.get_args(opt.type)[0] if repeated else opt.type
+        doc = (docs or {}).get(name, opt.doc) + (notes or {}).get(name, "")
+        flag = f"--{name.replace('_', '-')}"
+        names = [name] if opt.bounds.positional else [*filter(None, [opt.bounds.alias]), flag]
+        if opt.type is bool:
+            action = argparse.BooleanOptionalAction if opt.default else "store_true"
+            p.add_argument(*names, action=action, default=opt.default, help=doc.replace("%", "%%"))
+            continue
+        repeated = typing.get_origin(opt.written) is list
+        kind = typing.get_args(opt.written)[0] if repeated else opt.written
         bounds = {
             f.name: getattr(opt.bounds, f.name)
             for f in dataclasses.fields(Bounds)
-            if f.name != "metavar" and getattr(opt.bounds, f.name) != f.default
+            if f.name not in ("metavar", "positional", "alias") and getattr(opt.bounds, f.name) != f.default
         }
-        details = [] if kind is str else [opt.what()]
+        details = [] if kind is str or opt.choices else [arg_type(kind, **bounds).__name__]
         if opt.default not in (None, []):
             details.append(f"default: {opt.shown_default}")
-        help_text = opt.doc + (notes or {}).get(name, "") + (f" ({'; '.join(details)})" if details else "")
+        help_text = doc + (f" ({'; '.join(details)})" if details else "")
+        extra: dict[str, Any] = {"choices": opt.choices} if opt.choices else {}
+        if opt.bounds.positional:
+            extra["nargs"] = None if opt.required else "?"
+        else:
+            extra["required"] = opt.required
         p.add_argument(
-            f"--{name.replace('_', '-')}",
-            metavar=opt.bounds.metavar or name.upper(),
+            *names,
+            metavar=opt.bounds.metavar or (None if opt.choices else name.upper()),
             type=arg_type(kind, **bounds),
             action="append" if repeated else "store",
-            default=opt.default,
+            default=None if opt.required else opt.default,
             help=help_text.replace("%", "%%"),
+            **extra,
         )
 
 
 def from_args(cls: type[_T], args: argparse.Namespace) -> _T:
     """The option set ``cls`` from the parsed options that :func:`add_options` added for it."""
     return cls(**{name: getattr(args, name) for name in declared(cls)})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Seeded:
+    """``--seed``: every command's seed (its ``docs`` say what it seeds)."""
+
+    seed: int = option(0, low=0, metavar="S")
+    """seed of the deals and agents"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class JsonFlag:
+    """``--json`` as a flag: print the results as one JSON object."""
+
+    json: bool = False
+    """print every figure as one JSON object"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class JsonFile:
+    """``--json FILE``: also write the results as JSON (``-``: on stdout); checked by :func:`output_file`."""
+
+    json: str | None = option(None, metavar="FILE")
+    """also write the results as JSON; '-' prints it to stdout"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Quiet:
+    """``-q/--quiet``: leave out the progress display (its ``docs`` say what else)."""
+
+    quiet: bool = option(False, alias="-q")
+    """no progress bar"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Backends:
+    """``--backend`` and ``--ray-address``: where the tasks run (:mod:`agents.tasks`); read by :func:`backend_of`."""
+
+    backend: BackendName = "local"
+    """where the tasks run: worker processes on this machine, or Ray (a local Ray instance with --workers CPUs, or
+    the cluster of --ray-address; needs the ray extra). The numbers are the same on both"""
+    ray_address: str | None = option(None, metavar="ADDRESS")
+    """with --backend ray: connect to this running Ray cluster (auto, HOST:PORT or ray://HOST:10001) instead of
+    starting a local instance; every node needs this package installed"""
 
 
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -236,7 +308,7 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def backend_of(args: argparse.Namespace) -> Backend:
+def backend_of(args: Backends | argparse.Namespace) -> Backend:
     """The :class:`agents.tasks.Backend` of ``--backend`` and ``--ray-address``."""
     from agents.tasks import Backend
 

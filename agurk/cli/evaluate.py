@@ -6,20 +6,24 @@ import argparse
 import json
 import os
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agents.seatings import Seating
+from agents.tournament_stats import Unit
 from agurk.cli.common import (
-    COUNT,
+    RULE_NOTES,
+    Backends,
     CliError,
     Formatter,
+    JsonFile,
     MatchProgress,
+    Quiet,
+    Seeded,
     Subcommands,
-    add_backend_options,
-    add_json,
-    add_quiet,
-    add_rules_options,
-    add_seed,
+    add_options,
     backend_of,
+    from_args,
     output_file,
     resolve_rules,
     rules_label,
@@ -30,6 +34,8 @@ from agurk.cli.common import (
     write_json,
 )
 from agurk.cli.stop_signals import stopped
+from agurk.game_options import TableOptions
+from agurk_env.options import REQUIRED, option
 
 if TYPE_CHECKING:
     from agents.tournament import TournamentResult
@@ -72,11 +78,31 @@ EXAMPLES = (
 """``agurk evaluate --help``: the examples (the tour runs them as printed)."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class EvaluateOptions(TableOptions, Seeded, JsonFile, Backends, Quiet):
+    """``agurk evaluate``'s options."""
+
+    agents: str = option(REQUIRED, metavar="SPEC,SPEC,...")
+    """the entries: exactly one agent spec per seat ('agurk agents' lists the specs)"""
+    matches: int = option(REQUIRED, low=1, metavar="N")
+    """number of deals; each is played once per seat"""
+    batch: int = option(DEFAULT_EVAL_BATCH, low=1, metavar="B")
+    """matches played side by side (lower it for search agents if memory is short). Random agents' choices depend
+    on it: keep it fixed to reproduce a result"""
+    bootstrap: int = option(1000, low=1, metavar="R")
+    """bootstrap resamples for the CIs"""
+    workers: int | None = option(None, low=1, metavar="W")
+    """processes that play the tables side by side (default: the CPU count, at most 4); runs of fewer than 4000
+    matches use one on the local backend. The numbers do not depend on it"""
+    unit: Unit = "match"
+    """what the win rate and rating score: whole matches or single rounds; the agents play the same matches either
+    way"""
+    seating: Seating = "auto"
+    """the tables each deal is played at (see above)"""
+
+
 def add_parser(sub: Subcommands) -> None:
     """Register ``agurk evaluate`` on the subcommands ``sub``."""
-    from agents.seatings import SEATINGS
-    from agents.tournament_stats import UNITS
-
     p = sub.add_parser(
         "evaluate",
         help="duplicate-deal tournament: win rates, penalties, last tricks and ratings with 95%% CIs",
@@ -84,67 +110,23 @@ def add_parser(sub: Subcommands) -> None:
         description=DESCRIPTION,
         epilog=EXAMPLES,
     )
-    add_rules_options(p)
-    p.add_argument(
-        "--agents",
-        metavar="SPEC,SPEC,...",
-        required=True,
-        help="the entries: exactly one agent spec per seat ('agurk agents' lists the specs)",
+    add_options(
+        p,
+        EvaluateOptions,
+        notes=RULE_NOTES,
+        docs={
+            "json": "also write the results (rules, seed, matches, entries, ...) as JSON; '-' prints it to stdout and "
+            "the table to stderr",
+            "quiet": "no progress bar, and no table when --json is given",
+        },
     )
-    p.add_argument(
-        "--matches",
-        metavar="N",
-        type=COUNT,
-        required=True,
-        help="number of deals (%(type)s); each is played once per seat",
-    )
-    add_seed(p, "the deals and agents")
-    add_json(p, "the results (rules, seed, matches, entries, ...)", to_file=True, then=" and the table to stderr")
-    p.add_argument(
-        "--batch",
-        metavar="B",
-        type=COUNT,
-        default=DEFAULT_EVAL_BATCH,
-        help=f"matches played side by side (%(type)s; default: {DEFAULT_EVAL_BATCH}; lower it for search agents "
-        "if memory is short). Random agents' choices depend on it: keep it fixed to reproduce a result",
-    )
-    p.add_argument(
-        "--bootstrap",
-        metavar="R",
-        type=COUNT,
-        default=1000,
-        help="bootstrap resamples for the CIs (%(type)s; default: 1000)",
-    )
-    p.add_argument(
-        "--workers",
-        metavar="W",
-        type=COUNT,
-        default=None,
-        help="processes that play the tables side by side (%(type)s; default: the CPU count, at most 4); runs of "
-        "fewer than 4000 matches use one on the local backend. The numbers do not depend on it",
-    )
-    add_backend_options(p)
-    p.add_argument(
-        "--unit",
-        choices=UNITS,
-        default="match",
-        help="what the win rate and rating score: whole matches (default) or single rounds; the agents play the "
-        "same matches either way",
-    )
-    p.add_argument(
-        "--seating",
-        choices=SEATINGS,
-        default="auto",
-        help="the tables each deal is played at (see above; default: auto)",
-    )
-    add_quiet(p, "progress bar, and no table when --json is given")
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(namespace: argparse.Namespace) -> int:
     """Play a duplicate-deal tournament and print (and with ``--json`` write) per-entry statistics."""
-    if args.workers is None:
-        args.workers = max(1, min(os.cpu_count() or 1, 4))
+    args = from_args(EvaluateOptions, namespace)
+    workers = args.workers or max(1, min(os.cpu_count() or 1, 4))
     rules = resolve_rules(args.rules, args.set)
     backend = backend_of(args)
 
@@ -175,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
                 batch=args.batch,
                 resamples=args.bootstrap,
                 progress=progress,
-                workers=args.workers,
+                workers=workers,
                 unit=args.unit,
                 backend=backend,
                 seating=args.seating,
