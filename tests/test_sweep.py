@@ -191,7 +191,7 @@ def test_bad_configs_are_one_line(tmp_path: Path, capsys, change: dict, message:
     [
         (["--ray-address", "auto"], "--ray-address needs --backend ray"),
         (["--workers", "0"], "argument --workers: must be an integer >= 1"),
-        (["--backend", "spark"], "invalid choice: 'spark'"),
+        (["--backend", "spark"], "argument --backend: must be one of local, ray, not 'spark'"),
     ],
 )
 def test_bad_options_are_one_line(tmp_path: Path, capsys, argv: list[str], message: str) -> None:

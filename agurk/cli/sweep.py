@@ -7,18 +7,20 @@ import datetime
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agurk.cli.common import (
-    COUNT,
     PROG,
+    Backends,
     CliError,
     Formatter,
+    Quiet,
     Subcommands,
-    add_backend_options,
-    add_quiet,
+    add_options,
     backend_of,
+    from_args,
     rl_extra_error,
     start_bar,
     stderr_console,
@@ -26,10 +28,25 @@ from agurk.cli.common import (
 )
 from agurk.cli.run_folders import folder_error, moved_text
 from agurk.cli.stop_signals import stopped
+from agurk_env.options import REQUIRED, option
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepOptions(Backends, Quiet):
+    """``agurk sweep``'s options."""
+
+    config: str = option(REQUIRED, metavar="CONFIG.yaml", positional=True)
+    """the sweep config (see configs/sweep_tiny.yaml)"""
+    out: str = option(REQUIRED, metavar="DIR")
+    """results folder: new or empty, or this sweep's own folder to resume it"""
+    workers: int | None = option(None, low=1, metavar="W")
+    """tasks run side by side: local worker processes, or the CPUs of a local Ray instance (default: the CPU count)"""
+    force: bool = False
+    """move an --out folder that is not this sweep's aside and start afresh"""
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -56,26 +73,7 @@ def add_parser(sub: Subcommands) -> None:
             "  agurk sweep my_sweep.yaml --out runs/big --backend ray --ray-address auto"
         ),
     )
-    p.add_argument("config", metavar="CONFIG.yaml", help="the sweep config (see configs/sweep_tiny.yaml)")
-    p.add_argument(
-        "--out",
-        metavar="DIR",
-        required=True,
-        help="results folder: new or empty, or this sweep's own folder to resume it",
-    )
-    p.add_argument(
-        "--workers",
-        metavar="W",
-        type=COUNT,
-        default=None,
-        help="tasks run side by side: local worker processes, or the CPUs of a local Ray instance "
-        "(%(type)s; default: the CPU count)",
-    )
-    add_backend_options(p)
-    p.add_argument(
-        "--force", action="store_true", help="move an --out folder that is not this sweep's aside and start afresh"
-    )
-    add_quiet(p, "progress bar or progress lines")
+    add_options(p, SweepOptions, docs={"quiet": "no progress bar or progress lines"})
     p.set_defaults(func=run)
 
 
@@ -122,8 +120,9 @@ class SweepProgress:
             self._bar.stop()
 
 
-def run(args: argparse.Namespace) -> int:
+def run(namespace: argparse.Namespace) -> int:
     """Run (or resume) a sweep and write its results table."""
+    args = from_args(SweepOptions, namespace)
     try:
         from agurk.cli.tables import print_table, sweep_table
         from skill.sweep import load_sweep, run_sweep
@@ -131,8 +130,7 @@ def run(args: argparse.Namespace) -> int:
         from training.run_folder import RunFolderError
     except ImportError as e:  # torch and matplotlib are optional dependencies
         raise rl_extra_error("agurk sweep", (e.name or "torch").split(".")[0]) from None
-    if args.workers is None:
-        args.workers = os.cpu_count() or 1
+    workers = args.workers or os.cpu_count() or 1
     backend = backend_of(args)
     try:
         cfg = load_sweep(args.config)
@@ -143,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         with task_errors(), SweepProgress(console, mode) as progress:
-            result = run_sweep(cfg, Path(args.out), args.workers, backend, args.force, progress)
+            result = run_sweep(cfg, Path(args.out), workers, backend, args.force, progress)
     except RunFolderError as e:
         raise folder_error(e) from None
     except ConfigError as e:
