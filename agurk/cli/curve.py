@@ -6,25 +6,51 @@ import argparse
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agurk.cli.common import (
-    COUNT,
     PROG,
+    Backends,
     CliError,
     Formatter,
+    Quiet,
+    Seeded,
     Subcommands,
-    add_backend_options,
-    add_quiet,
-    add_seed,
+    add_options,
     backend_of,
+    from_args,
     require_rl,
     stderr_console,
     task_errors,
 )
 from agurk.cli.stop_signals import stopped
-from agurk_env.options import split_list
+from agurk_env.options import REQUIRED, option, split_list
+
+
+@dataclass(frozen=True, kw_only=True)
+class CurveOptions(Seeded, Backends, Quiet):
+    """``agurk curve``'s options."""
+
+    run: str = option(REQUIRED, metavar="RUN", positional=True)
+    """a run folder trained with keep_checkpoints: true"""
+    against: str = option("guard", metavar="SPEC[,SPEC...]")
+    """opponent specs, one curve each, every other seat a copy"""
+    beside: list[str] = option([], metavar="RUN")
+    """another run of the same rules and table, played on the same deals and drawn beside (repeatable)"""
+    deals: int = option(200, low=1, metavar="D")
+    """duplicate deals per point"""
+    seed: int = option(1, low=0, metavar="S")
+    """seed of the deals and agents"""
+    players: int | None = option(None, metavar="N")
+    """table size (default: the run's first player count)"""
+    workers: int | None = option(None, low=1, metavar="W")
+    """worker processes per tournament (default: the CPU count, at most 4)"""
+    out: str | None = option(None, metavar="DIR")
+    """output folder, new or empty (default: RUN/curve)"""
+    force: bool = False
+    """move a --out folder that is not empty aside to DIR.old-<date>-<time>"""
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -50,45 +76,13 @@ def add_parser(sub: Subcommands) -> None:
             "  agurk curve runs/expert --beside runs/ppo      # expert iteration beside PPO"
         ),
     )
-    p.add_argument("run", metavar="RUN", help="a run folder trained with keep_checkpoints: true")
-    p.add_argument(
-        "--against",
-        metavar="SPEC[,SPEC...]",
-        default="guard",
-        help="opponent specs, one curve each, every other seat a copy (default: guard)",
-    )
-    p.add_argument(
-        "--beside",
-        metavar="RUN",
-        action="append",
-        default=[],
-        help="another run of the same rules and table, played on the same deals and drawn beside (repeatable)",
-    )
-    p.add_argument(
-        "--deals", metavar="D", type=COUNT, default=200, help="duplicate deals per point (%(type)s; default: 200)"
-    )
-    add_seed(p, "the deals and agents", default=1)
-    p.add_argument(
-        "--players", metavar="N", type=int, default=None, help="table size (default: the run's first player count)"
-    )
-    p.add_argument(
-        "--workers",
-        metavar="W",
-        type=COUNT,
-        default=None,
-        help="worker processes per tournament (%(type)s; default: the CPU count, at most 4)",
-    )
-    add_backend_options(p)
-    p.add_argument("--out", metavar="DIR", default=None, help="output folder, new or empty (default: RUN/curve)")
-    p.add_argument(
-        "--force", action="store_true", help="move a --out folder that is not empty aside to DIR.old-<date>-<time>"
-    )
-    add_quiet(p, "progress lines")
+    add_options(p, CurveOptions, docs={"quiet": "no progress lines"})
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(namespace: argparse.Namespace) -> int:
     """Evaluate the kept checkpoints and write the curve files."""
+    args = from_args(CurveOptions, namespace)
     require_rl("agurk curve", (("torch", "torch"),))
     backend = backend_of(args)
     workers = args.workers or max(1, min(os.cpu_count() or 1, 4))
