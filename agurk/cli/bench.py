@@ -7,23 +7,145 @@ import importlib.util
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from agurk.cli.common import (
-    COUNT,
-    POSITIVE,
+    RULE_NOTES,
     CliError,
     Formatter,
+    JsonFlag,
     Parser,
+    Seeded,
     Subcommands,
-    add_json,
-    add_rules_options,
-    add_seed,
+    add_options,
     arg_type,
+    from_args,
     resolve_rules,
     rules_label,
 )
+from agurk.game_options import TableOptions
 from agurk.web import MAX_GAMES, MAX_SECONDS
+from agurk_env.options import declared, option
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchOptions(Seeded, JsonFlag):
+    """What every ``agurk bench BENCH`` has: ``--seed`` (of the deals, unless its ``docs`` say more) and ``--json``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TimedBench(BenchOptions):
+    """A benchmark that measures for about ``--seconds`` (each redeclares it where its default differs)."""
+
+    seconds: float = option(3.0, above=0, metavar="S")
+    """time per measurement"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineBench(TableOptions, TimedBench):
+    """``agurk bench engine``'s options."""
+
+    batch: int = option(4096, low=1, metavar="B")
+    """games played side by side"""
+    seconds: float = option(5.0, above=0, metavar="S")
+    """how long to run the engine"""
+    reference_seconds: float | None = option(None, above=0, metavar="S")
+    """how long to run the scalar reference; by default min(--seconds, 3)"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnvBench(TableOptions, TimedBench):
+    """``agurk bench env``'s options."""
+
+    n_envs: int = option(1024, low=1, metavar="N")
+    """vector env games"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchBench(TimedBench):
+    """``agurk bench search``'s options."""
+
+    agent: str = option("pimc", metavar="SPEC")
+    """agent spec; pimc plays with worlds=16"""
+    batch: int = option(64, low=1, metavar="B")
+    """games per batched call"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainBench(TimedBench):
+    """``agurk bench train``'s options."""
+
+    seconds: float = option(20.0, above=0, metavar="S")
+    """time per trainer"""
+    threads: int = option(1, low=1, metavar="N")
+    """torch threads"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SolverBench(TimedBench):
+    """``agurk bench solver``'s options."""
+
+    deals: int = option(200, low=1, metavar="N")
+    """deals per configuration"""
+    decisions: int = option(280, low=1, metavar="N")
+    """PIMC decisions per search"""
+    worlds: int = option(16, low=1, metavar="N")
+    """worlds per PIMC search"""
+    seconds: float = option(20.0, above=0, metavar="S")
+    """time per pure-Python configuration"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TournamentBench(BenchOptions):
+    """``agurk bench tournament``'s options."""
+
+    matches: int = option(10_000, low=1, metavar="N")
+    """matches in all"""
+    workers: int = option(2, low=1, metavar="W")
+    """worker processes / Ray CPUs"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServeBench(TableOptions, TimedBench):
+    """``agurk bench serve``'s options."""
+
+    games: int = option(200, low=1, high=MAX_GAMES, metavar="N")
+    """concurrent games"""
+    opponents: str = option("guard", metavar="SPEC")
+    """their opponents"""
+    best_games: int = option(20, low=0, high=MAX_GAMES, metavar="N")
+    """then this many against best; 0: none"""
+    think: float = option(1.0, low=0, metavar="S")
+    """mean think time per move"""
+    expire: float = option(10.0, above=0, metavar="S")
+    """finished games expire after"""
+    seconds: float = option(900.0, above=0, high=MAX_SECONDS, metavar="S")
+    """time limit"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class OperatorBench(TableOptions, BenchOptions):
+    """``agurk bench operator``'s options."""
+
+    policy: str = option("zoo", metavar="P")
+    """zoo, zoo:NAME or a checkpoint"""
+    positions: int = option(2000, low=1, metavar="N")
+    """decisions measured"""
+    worlds: list[int] = option([16, 64], low=1, metavar="N,N")
+    """worlds of the operator, each measured"""
+    belief: list[bool] = option([False, True], flag=("on", "off"), metavar="B,B")
+    """uniform worlds (off) and/or belief-weighted (on), each measured"""
+
+
+COMMA_LISTS = ("worlds", "belief")
+"""``agurk bench operator``'s options written as one comma list (``--worlds 16,64``), not repeated as add_options
+makes a ``list`` option: added by hand from their declaration."""
+
+
+def _options(b: argparse.ArgumentParser, cls: type, skip: tuple[str, ...] = (), **docs: str) -> None:
+    """The options of ``cls`` on the benchmark's parser ``b``; ``docs``: its wording of the shared ones."""
+    add_options(b, cls, skip=skip, notes=RULE_NOTES, docs={"seed": "seed of the deals", **docs})
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -79,22 +201,13 @@ def _add_engine(bench_sub: Subcommands) -> None:
             "  agurk bench engine --rules danish21 --set players=6 --json"
         ),
     )
-    add_rules_options(b)
-    b.add_argument(
-        "--batch", metavar="B", type=COUNT, default=4096, help="games played side by side (%(type)s; default: 4096)"
+    _options(
+        b,
+        EngineBench,
+        seed="seed of the deals and the random play",
+        json="print every figure (plays_per_s, reference_plays_per_s, ratio, batch, bytes_per_game, rules, ...) as "
+        "one JSON object",
     )
-    b.add_argument(
-        "--seconds", metavar="S", type=POSITIVE, default=5.0, help="how long to run the engine (%(type)s; default: 5)"
-    )
-    b.add_argument(
-        "--reference-seconds",
-        metavar="S",
-        type=POSITIVE,
-        default=None,
-        help="how long to run the scalar reference (%(type)s; default: min(--seconds, 3))",
-    )
-    add_seed(b, "the deals and the random play")
-    add_json(b, "every figure (plays_per_s, reference_plays_per_s, ratio, batch, bytes_per_game, rules, ...)")
 
 
 def _add_env(bench_sub: Subcommands) -> None:
@@ -111,13 +224,7 @@ def _add_env(bench_sub: Subcommands) -> None:
         ),
         epilog="examples:\n  agurk bench env\n  agurk bench env --seconds 10 --json",
     )
-    add_rules_options(b)
-    b.add_argument(
-        "--seconds", metavar="S", type=POSITIVE, default=3.0, help="time per measurement (%(type)s; default: 3)"
-    )
-    b.add_argument("--n-envs", metavar="N", type=COUNT, default=1024, help="vector env games (%(type)s; default: 1024)")
-    add_seed(b, "the deals")
-    add_json(b, "every figure")
+    _options(b, EnvBench)
 
 
 def _add_search(bench_sub: Subcommands) -> None:
@@ -136,15 +243,7 @@ def _add_search(bench_sub: Subcommands) -> None:
             "  agurk bench search --agent guided     # the search on the shipped policy (needs torch)"
         ),
     )
-    b.add_argument("--agent", metavar="SPEC", default="pimc", help="agent spec (default: pimc, worlds=16)")
-    b.add_argument(
-        "--seconds", metavar="S", type=POSITIVE, default=3.0, help="time per measurement (%(type)s; default: 3)"
-    )
-    b.add_argument(
-        "--batch", metavar="B", type=COUNT, default=64, help="games per batched call (%(type)s; default: 64)"
-    )
-    add_seed(b, "the deals")
-    add_json(b, "every figure")
+    _options(b, SearchBench)
 
 
 def _add_train(bench_sub: Subcommands) -> None:
@@ -162,12 +261,12 @@ def _add_train(bench_sub: Subcommands) -> None:
         ),
         epilog="examples:\n  agurk bench train\n  agurk bench train --seconds 30 --json",
     )
-    b.add_argument(
-        "--seconds", metavar="S", type=POSITIVE, default=20.0, help="time per trainer (%(type)s; default: 20)"
+    _options(
+        b,
+        TrainBench,
+        json="print every figure (decisions_per_s, sb3_decisions_per_s, ratio, ...) on the last line as one JSON "
+        "object",
     )
-    b.add_argument("--threads", metavar="N", type=COUNT, default=1, help="torch threads (%(type)s; default: 1)")
-    add_seed(b, "the deals")
-    add_json(b, "every figure (decisions_per_s, sb3_decisions_per_s, ratio, ...) on the last line")
 
 
 def _add_solver(bench_sub: Subcommands) -> None:
@@ -189,24 +288,7 @@ def _add_solver(bench_sub: Subcommands) -> None:
         ),
         epilog="examples:\n  agurk bench solver\n  agurk bench solver --deals 50 --seconds 5 --decisions 140 --json",
     )
-    b.add_argument(
-        "--deals", metavar="N", type=COUNT, default=200, help="deals per configuration (%(type)s; default: 200)"
-    )
-    b.add_argument(
-        "--decisions", metavar="N", type=COUNT, default=280, help="PIMC decisions per search (%(type)s; default: 280)"
-    )
-    b.add_argument(
-        "--worlds", metavar="N", type=COUNT, default=16, help="worlds per PIMC search (%(type)s; default: 16)"
-    )
-    b.add_argument(
-        "--seconds",
-        metavar="S",
-        type=POSITIVE,
-        default=20.0,
-        help="time per pure-Python configuration (%(type)s; default: 20)",
-    )
-    add_seed(b, "the deals")
-    add_json(b, "every figure (on the last line of stdout)")
+    _options(b, SolverBench, json="print every figure (on the last line of stdout) as one JSON object")
 
 
 def _add_tournament(bench_sub: Subcommands) -> None:
@@ -223,25 +305,19 @@ def _add_tournament(bench_sub: Subcommands) -> None:
         ),
         epilog="examples:\n  agurk bench tournament\n  agurk bench tournament --matches 2000 --workers 4 --json",
     )
-    b.add_argument(
-        "--matches", metavar="N", type=COUNT, default=10_000, help="matches in all (%(type)s; default: 10000)"
-    )
-    b.add_argument(
-        "--workers", metavar="W", type=COUNT, default=2, help="worker processes / Ray CPUs (%(type)s; default: 2)"
-    )
-    add_seed(b, "the deals")
-    add_json(b, "every figure")
+    _options(b, TournamentBench)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the benchmark named by ``args.bench``; without one, print the ``bench`` help on stderr (exit 2)."""
-    if args.bench is None:
-        args.bench_parser.print_help(sys.stderr)
+def run(namespace: argparse.Namespace) -> int:
+    """Run the benchmark named by ``namespace.bench``; without one, print the ``bench`` help on stderr (exit 2)."""
+    if namespace.bench is None:
+        namespace.bench_parser.print_help(sys.stderr)
         return 2
-    return _BENCHES[args.bench](args)
+    options, measure = _BENCHES[namespace.bench]
+    return measure(from_args(options, namespace))
 
 
-def _engine(args: argparse.Namespace) -> int:
+def _engine(args: EngineBench) -> int:
     """Measure card plays per second of the batched engine and of the scalar reference."""
     from agurk.bench import engine as bench
 
@@ -283,7 +359,7 @@ def _engine(args: argparse.Namespace) -> int:
     return 0
 
 
-def _env(args: argparse.Namespace) -> int:
+def _env(args: EnvBench) -> int:
     """AEC turns per second beside PettingZoo's leduc_holdem_v4, and sb3_vec_env learner steps per second."""
     from agurk.bench.engine import pinned
     from agurk.bench.env import bench_env
@@ -328,7 +404,7 @@ def env_lines(result: dict[str, Any], table: str) -> list[str]:
     return lines
 
 
-def _search(args: argparse.Namespace) -> int:
+def _search(args: SearchBench) -> int:
     """Decisions per second of a search agent, one game at a time and in a batch."""
     from agents.registry import AgentSpecError, parse_spec
     from agurk.bench import engine as bench
@@ -347,7 +423,7 @@ def _search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _train(args: argparse.Namespace) -> int:
+def _train(args: TrainBench) -> int:
     """Learner decisions per second: the PPO trainer beside the SB3 route, same network, same run."""
     from agurk.cli.common import SB3_NEEDS, require_rl
 
@@ -372,7 +448,7 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _solver(args: argparse.Namespace) -> int:
+def _solver(args: SolverBench) -> int:
     """Milliseconds per whole deal of the exact solver, compiled and pure Python."""
     from agurk.bench.engine import pinned
     from agurk.bench.solver import CONFIGS, PIMC_SPECS, bench_solver
@@ -418,7 +494,7 @@ def _solver(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tournament(args: argparse.Namespace) -> int:
+def _tournament(args: TournamentBench) -> int:
     """Seconds of one tournament in one process, in local worker processes and on a local Ray instance."""
     if importlib.util.find_spec("ray") is None:
         raise CliError('agurk bench tournament needs ray, from the ray extra: run pip install -e ".[ray]"')
@@ -456,44 +532,10 @@ def _add_serve(bench_sub: Subcommands) -> None:
         ),
         epilog="examples:\n  agurk bench serve\n  agurk bench serve --games 20 --best-games 0 --think 0.1 --json",
     )
-    add_rules_options(b)
-    b.add_argument(
-        "--games",
-        metavar="N",
-        type=arg_type(int, low=1, high=MAX_GAMES),
-        default=200,
-        help="concurrent games (%(type)s; default: 200)",
-    )
-    b.add_argument("--opponents", metavar="SPEC", default="guard", help="their opponents (default: guard)")
-    b.add_argument(
-        "--best-games",
-        metavar="N",
-        type=arg_type(int, low=0, high=MAX_GAMES),
-        default=20,
-        help="then this many against best (%(type)s, 0: none; default: 20)",
-    )
-    b.add_argument(
-        "--think",
-        metavar="S",
-        type=arg_type(float, low=0),
-        default=1.0,
-        help="mean think time per move (%(type)s; default: 1)",
-    )
-    b.add_argument(
-        "--expire", metavar="S", type=POSITIVE, default=10.0, help="finished games expire after (%(type)s; default: 10)"
-    )
-    b.add_argument(
-        "--seconds",
-        metavar="S",
-        type=arg_type(float, above=0, high=MAX_SECONDS),
-        default=900.0,
-        help="time limit (%(type)s; default: 900)",
-    )
-    add_seed(b, "the deals and the cards")
-    add_json(b, "every figure")
+    _options(b, ServeBench, seed="seed of the deals and the cards")
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _serve(args: ServeBench) -> int:
     """Move latency, errors and memory of agurk serve under many concurrent games."""
     from agurk.cli.serve import require_web
 
@@ -569,30 +611,19 @@ def _add_operator(bench_sub: Subcommands) -> None:
             " --set limit=1 --set match_end=first_out --policy zoo:free_choice-3x5-anyace-single --worlds 16,64"
         ),
     )
-    add_rules_options(b)
-    b.add_argument("--policy", metavar="P", default="zoo", help="zoo, zoo:NAME or a checkpoint (default: zoo)")
-    b.add_argument(
-        "--positions", metavar="N", type=COUNT, default=2000, help="decisions measured (%(type)s; default: 2000)"
-    )
-    b.add_argument(
-        "--worlds",
-        metavar="N,N",
-        type=arg_type(list[int], low=1),
-        default=[16, 64],
-        help="worlds of the operator, each measured (default: 16,64)",
-    )
-    b.add_argument(
-        "--belief",
-        metavar="B,B",
-        type=arg_type(list[bool]),
-        default=[False, True],
-        help="uniform worlds (off) and/or belief-weighted (on), each measured (default: off,on)",
-    )
-    add_seed(b, "the deals")
-    add_json(b, "every figure")
+    _options(b, OperatorBench, skip=COMMA_LISTS)
+    for name in COMMA_LISTS:
+        opt = declared(OperatorBench)[name]
+        b.add_argument(
+            f"--{name}",
+            metavar=opt.bounds.metavar,
+            type=arg_type(opt.type, low=opt.bounds.low, flag=opt.bounds.flag),
+            default=opt.default,
+            help=f"{opt.doc} (default: {','.join(map(opt.show, opt.default))})",
+        )
 
 
-def _operator(args: argparse.Namespace) -> int:
+def _operator(args: OperatorBench) -> int:
     """The rollout operator's true-deal gain over its policy (agurk.bench.operator)."""
     if importlib.util.find_spec("torch") is None:
         raise CliError('agurk bench operator needs torch: pip install -e ".[rl]"')
@@ -622,14 +653,14 @@ def _operator(args: argparse.Namespace) -> int:
     return 0
 
 
-_BENCHES: dict[str, Callable[[argparse.Namespace], int]] = {
-    "engine": _engine,
-    "env": _env,
-    "search": _search,
-    "train": _train,
-    "solver": _solver,
-    "tournament": _tournament,
-    "serve": _serve,
-    "operator": _operator,
+_BENCHES: dict[str, tuple[type[Any], Callable[[Any], int]]] = {
+    "engine": (EngineBench, _engine),
+    "env": (EnvBench, _env),
+    "search": (SearchBench, _search),
+    "train": (TrainBench, _train),
+    "solver": (SolverBench, _solver),
+    "tournament": (TournamentBench, _tournament),
+    "serve": (ServeBench, _serve),
+    "operator": (OperatorBench, _operator),
 }
-"""The benchmark behind each ``agurk bench BENCH``."""
+"""The options and the benchmark behind each ``agurk bench BENCH``."""
