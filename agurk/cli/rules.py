@@ -4,17 +4,30 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 
 from agurk.cli.common import (
+    RULE_NOTES,
     Formatter,
+    JsonFlag,
     Subcommands,
-    add_json,
-    add_rules_options,
+    add_options,
+    from_args,
     resolve_rules,
     rules_label,
     stdout_console,
 )
+from agurk.game_options import TableOptions
+from agurk_env.options import option
 from agurk_env.rules import PRESETS, Rules, RuleValue
+
+
+@dataclass(frozen=True, kw_only=True)
+class RulesOptions(TableOptions, JsonFlag):
+    """``agurk rules``'s options: the preset is a positional, none by default (then the table of presets)."""
+
+    rules: str | None = option(None, positional=True, metavar="PRESET")
+    """preset to resolve (default: none)"""
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -30,9 +43,7 @@ def add_parser(sub: Subcommands) -> None:
         ),
         epilog="examples:\n  agurk rules\n  agurk rules every_trick\n  agurk rules danish21 --set players=6 --json",
     )
-    p.add_argument("preset", metavar="PRESET", nargs="?", default=None, help="preset to resolve (default: none)")
-    add_rules_options(p, positional=True)
-    add_json(p, "the table")
+    add_options(p, RulesOptions, notes=RULE_NOTES, docs={"json": "print the table as one JSON object"})
     p.set_defaults(func=run)
 
 
@@ -40,11 +51,12 @@ def _fmt_value(value: RuleValue) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(namespace: argparse.Namespace) -> int:
     """Show the presets, or one preset's resolved options."""
-    if args.preset is None and not args.set:
+    args = from_args(RulesOptions, namespace)
+    if args.rules is None and not args.set:
         return _show_presets(args.json)
-    rules = resolve_rules(args.preset, args.set)
+    rules = resolve_rules(args.rules, args.set)
     defaults = Rules().to_dict()
     resolved = rules.to_dict()
     if args.json:
@@ -52,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from rich.table import Table
 
-    table = Table(title=f"rules: {rules_label(args.preset, args.set)}", title_justify="left")
+    table = Table(title=f"rules: {rules_label(args.rules, args.set)}", title_justify="left")
     table.add_column("option", style="bold")
     table.add_column("value")
     table.add_column("default", style="dim")
