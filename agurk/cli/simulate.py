@@ -8,18 +8,20 @@ import json
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from agurk.cli.common import (
-    COUNT,
+    RULE_NOTES,
     CliError,
     Formatter,
     MatchProgress,
+    Quiet,
+    Seeded,
     Subcommands,
-    add_quiet,
-    add_rules_options,
-    add_seed,
+    add_options,
+    from_args,
     json_default,
     output_file,
     resolve_rules,
@@ -28,7 +30,28 @@ from agurk.cli.common import (
     warn_other_players,
 )
 from agurk.cli.stop_signals import stopped
+from agurk.game_options import TableOptions
 from agurk_env.atomic import atomic_file
+from agurk_env.options import REQUIRED, option
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimulateOptions(TableOptions, Seeded, Quiet):
+    """``agurk simulate``'s options."""
+
+    agents: str = option("random", metavar="SPEC[,SPEC...]")
+    """who plays: one agent spec for every seat, or a comma-separated spec per seat (exactly 'players' of them; seat 0
+    deals the first round). 'agurk agents' lists every spec and its options"""
+    matches: int = option(REQUIRED, low=1, metavar="N")
+    """number of matches to play"""
+    out: str = option(REQUIRED, metavar="FILE.jsonl")
+    """output file, replaced once every match is written (an interruption leaves it as it was); its folder must
+    exist; '-' writes to stdout"""
+    batch: int | None = option(None, low=1, metavar="B")
+    """matches played side by side by the engine (default: min(N, the engine's batch)). The deals never depend on
+    it, but random agents' choices do: keep it fixed to reproduce a file"""
+    with_legal: bool = False
+    """add to every trick a 'legal' list: the legal cards of each play (larger files, for replay checks)"""
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -54,40 +77,16 @@ def add_parser(sub: Subcommands) -> None:
             "  agurk simulate --rules lives --set players=3 --agents random,random,random --matches 10 --out -"
         ),
     )
-    add_rules_options(p)
-    p.add_argument(
-        "--agents",
-        metavar="SPEC[,SPEC...]",
-        default="random",
-        help=(
-            "who plays: one agent spec for every seat, or a comma-separated spec per seat "
-            "(exactly 'players' of them; seat 0 deals the first round). Default: random. "
-            "'agurk agents' lists every spec and its options"
-        ),
+    add_options(
+        p,
+        SimulateOptions,
+        notes=RULE_NOTES,
+        docs={
+            "batch": f"matches played side by side by the engine (default: min(N, {DEFAULT_BATCH})). The deals never "
+            "depend on it, but random agents' choices do: keep it fixed to reproduce a file",
+            "quiet": "no progress bar and no summary line",
+        },
     )
-    p.add_argument("--matches", metavar="N", type=COUNT, required=True, help="number of matches to play (%(type)s)")
-    add_seed(p, "the deals and agents")
-    p.add_argument(
-        "--out",
-        metavar="FILE.jsonl",
-        required=True,
-        help="output file, replaced once every match is written (an interruption leaves it as it was); "
-        "its folder must exist; '-' writes to stdout",
-    )
-    p.add_argument(
-        "--batch",
-        metavar="B",
-        type=COUNT,
-        default=None,
-        help=f"matches played side by side by the engine (%(type)s; default: min(N, {DEFAULT_BATCH})). The deals "
-        "never depend on it, but random agents' choices do: keep it fixed to reproduce a file",
-    )
-    p.add_argument(
-        "--with-legal",
-        action="store_true",
-        help="add to every trick a 'legal' list: the legal cards of each play (larger files, for replay checks)",
-    )
-    add_quiet(p, "progress bar and no summary line")
     p.set_defaults(func=run)
 
 
@@ -103,12 +102,12 @@ def _records_out(path: Path | None) -> Iterator[IO[bytes]]:
         yield f
 
 
-def run(args: argparse.Namespace) -> int:
+def run(namespace: argparse.Namespace) -> int:
     """Play ``--matches`` matches and write their records, one JSON object per line."""
     from agurk_env.matches import DEFAULT_BATCH
 
-    if args.batch is None:
-        args.batch = min(args.matches, DEFAULT_BATCH)
+    args = from_args(SimulateOptions, namespace)
+    batch = args.batch if args.batch is not None else min(args.matches, DEFAULT_BATCH)
     rules = resolve_rules(args.rules, args.set)
 
     from agents.fit import check_fit
@@ -132,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with MatchProgress(console, args.matches, show_progress) as progress, _records_out(path) as out:
             records: Iterator[dict[str, Any]] = simulate(
-                rules, agents, args.matches, args.seed, batch=args.batch, with_legal=args.with_legal, progress=progress
+                rules, agents, args.matches, args.seed, batch=batch, with_legal=args.with_legal, progress=progress
             )
             for record in records:
                 out.write(json.dumps(record, separators=(",", ":"), default=json_default).encode() + b"\n")
