@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,16 +15,36 @@ from agurk.cli.common import (
     TRAIN_NEEDS,
     CliError,
     Formatter,
+    Quiet,
     Subcommands,
-    add_quiet,
+    add_options,
+    from_args,
     require_rl,
     stderr_console,
 )
 from agurk.cli.stop_signals import Signals, signal_number
+from agurk_env.options import option
 
 if TYPE_CHECKING:
     from training.config import Config
     from training.run import RunSummary
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainOptions(Quiet):
+    """``agurk train``'s options."""
+
+    config: str | None = option(None, metavar="CONFIG.yaml", positional=True)
+    """the training config (default: the quick start, configs/quickstart.yaml, shipped with the package)"""
+    out: str | None = option(None, metavar="DIR")
+    """run folder, new or empty (default: a new runs/<config>-<date>-<time>; with --resume: that run)"""
+    resume: str | None = option(None, metavar="DIR")
+    """continue the run in DIR from checkpoints/latest.pt (config: CONFIG.yaml if given, else DIR/config.yaml)"""
+    force: bool = False
+    """--out: move a used folder aside to DIR.old-<date>-<time> and start afresh; --resume: continue even if
+    CONFIG.yaml differs from the run's config (rules, players and episode included)"""
+    set: list[str] = option([], metavar="KEY=VALUE")
+    """override a config key (dotted for sections: --set pool.self_play=0.5); repeatable"""
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -55,40 +76,7 @@ def add_parser(sub: Subcommands) -> None:
             "  agurk evaluate --agents ppo:runs/long/checkpoints/best.pt,heuristic,heuristic,heuristic --matches 1000"
         ),
     )
-    p.add_argument(
-        "config",
-        metavar="CONFIG.yaml",
-        nargs="?",
-        default=None,
-        help="the training config (default: the quick start, configs/quickstart.yaml, shipped with the package)",
-    )
-    p.add_argument(
-        "--out",
-        metavar="DIR",
-        default=None,
-        help="run folder, new or empty (default: a new runs/<config>-<date>-<time>; with --resume: that run)",
-    )
-    p.add_argument(
-        "--resume",
-        metavar="DIR",
-        default=None,
-        help="continue the run in DIR from checkpoints/latest.pt (config: CONFIG.yaml if given, else DIR/config.yaml)",
-    )
-    p.add_argument(
-        "--force",
-        action="store_true",
-        help="--out: move a used folder aside to DIR.old-<date>-<time> and start afresh; "
-        "--resume: continue even if CONFIG.yaml differs from the run's config (rules, players and episode "
-        "included)",
-    )
-    p.add_argument(
-        "--set",
-        metavar="KEY=VALUE",
-        action="append",
-        default=[],
-        help="override a config key (dotted for sections: --set pool.self_play=0.5); repeatable",
-    )
-    add_quiet(p, "progress bar and no progress lines")
+    add_options(p, TrainOptions, docs={"quiet": "no progress bar and no progress lines"})
     p.set_defaults(func=run)
 
 
@@ -97,8 +85,9 @@ def _note(text: str) -> None:
     print(f"{PROG}: {text}", file=sys.stderr, flush=True)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(namespace: argparse.Namespace) -> int:
     """Train a policy from a YAML config into a run folder (or continue one with --resume)."""
+    args = from_args(TrainOptions, namespace)
     try:
         with Signals() as signals:  # from here to the last line printed: a stop signal is never a traceback
             require_rl("agurk train", TRAIN_NEEDS)
@@ -113,7 +102,7 @@ def _stopped_early(signum: int) -> int:
     return 128 + signum
 
 
-def _train(args: argparse.Namespace, signals: Signals) -> int:
+def _train(args: TrainOptions, signals: Signals) -> int:
     """Check the config, the device, the resumed run and the run folder, train, and report (``signals`` entered)."""
     from agents.policy import CheckpointError
     from agurk.cli.run_folders import folder_error, moved_text, resume_error
@@ -126,7 +115,7 @@ def _train(args: argparse.Namespace, signals: Signals) -> int:
     if args.config is None and args.resume is None:  # the quick start, the config shipped with the package
         from training.config import packaged_config
 
-        args.config = str(packaged_config("quickstart.yaml"))
+        args = replace(args, config=str(packaged_config("quickstart.yaml")))
     out = Path(args.out) if args.out else Path(args.resume) if args.resume else None
     try:
         cfg = resolve_config(args.config, args.resume, args.set)
@@ -181,7 +170,7 @@ def _train(args: argparse.Namespace, signals: Signals) -> int:
     return 0
 
 
-def _refuse_config_changes(args: argparse.Namespace, changed: list[str]) -> None:
+def _refuse_config_changes(args: TrainOptions, changed: list[str]) -> None:
     """Refuse a CONFIG.yaml that would change the resumed run's keys other than those given with ``--set``."""
     asked = {item.partition("=")[0].strip() for item in args.set}
     unasked = [change for change in changed if change.split(" ")[0] not in asked]
