@@ -3,15 +3,46 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from agurk.cli.common import CliError, Formatter, Subcommands
+from agurk.cli.common import CliError, Formatter, Subcommands, add_options, from_args
 from agurk_env.atomic import atomic_write
+from agurk_env.options import option
 from agurk_env.rules import PRESETS
 
 if TYPE_CHECKING:
     from agents.policy import Checkpoint, Strength
+
+
+ZooAction = Literal["list", "export"]
+"""What ``agurk zoo`` does: list the shipped policies, or export a run into the zoo."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ZooOptions:
+    """``agurk zoo``'s options (``list`` takes none of them but the action)."""
+
+    action: ZooAction = option("list", positional=True)
+    """what to do"""
+    run: str | None = option(None, positional=True, metavar="run")
+    """export: the run folder (its best checkpoint) or a checkpoint file"""
+    preset: str | None = None
+    """export: the preset the run must have trained under (names the policy PRESET)"""
+    name: str | None = None
+    """export: the policy's name (zoo:NAME; default: the preset, with --preset)"""
+    out: str | None = None
+    """export: write here instead of the zoo folder"""
+    force: bool = False
+    """export: replace an existing policy"""
+    blend: list[str] = option([], metavar="CHECKPOINT:W")
+    """export: average in this checkpoint's weights with weight W (0 < W < 1; repeatable; RUN keeps the rest); the
+    networks must have the same shape and preset"""
+    ensemble: list[str] = option([], metavar="CHECKPOINT:W")
+    """export: play this checkpoint's network beside RUN's, the weighted mean of their logits with weight W (0 < W <
+    1; repeatable; RUN keeps the rest; twice the cost per decision for two networks); the networks must have the same
+    preset"""
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -40,29 +71,7 @@ def add_parser(sub: Subcommands) -> None:
             "  agurk zoo export runs/a.pt --ensemble runs/b.pt:0.5 --name my-ensemble"
         ),
     )
-    p.add_argument("action", nargs="?", choices=["list", "export"], default="list", help="what to do (default: list)")
-    p.add_argument("run", nargs="?", help="export: the run folder (its best checkpoint) or a checkpoint file")
-    p.add_argument("--preset", help="export: the preset the run must have trained under (names the policy PRESET)")
-    p.add_argument("--name", help="export: the policy's name (zoo:NAME; default: the preset, with --preset)")
-    p.add_argument("--out", help="export: write here instead of the zoo folder")
-    p.add_argument("--force", action="store_true", help="export: replace an existing policy")
-    p.add_argument(
-        "--blend",
-        metavar="CHECKPOINT:W",
-        action="append",
-        default=[],
-        help="export: average in this checkpoint's weights with weight W (0 < W < 1; repeatable; RUN keeps the rest); "
-        "the networks must have the same shape and preset",
-    )
-    p.add_argument(
-        "--ensemble",
-        metavar="CHECKPOINT:W",
-        action="append",
-        default=[],
-        help="export: play this checkpoint's network beside RUN's, the weighted mean of their logits with weight W "
-        "(0 < W < 1; repeatable; RUN keeps the rest; twice the cost per decision for two networks); the networks "
-        "must have the same preset",
-    )
+    add_options(p, ZooOptions)
     p.set_defaults(func=run)
 
 
@@ -114,8 +123,9 @@ def _run_strength(run: Path, step: int) -> Strength | None:
     return strength
 
 
-def run(args: argparse.Namespace) -> int:
+def run(namespace: argparse.Namespace) -> int:
     """List the zoo, or export a run into it."""
+    args = from_args(ZooOptions, namespace)
     try:
         from agents import zoo
         from agents.policy import CheckpointError, load_checkpoint
