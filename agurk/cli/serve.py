@@ -6,8 +6,10 @@ import argparse
 import gc
 import importlib.util
 import socket
+from dataclasses import dataclass
 
-from agurk.cli.common import COUNT, POSITIVE, CliError, Formatter, Subcommands, arg_type
+from agurk.cli.common import CliError, Formatter, Subcommands, add_options, from_args
+from agurk_env.options import declared, option
 
 WEB_INSTALL = 'pip install -e ".[web]"'
 """How to install the web extra in a clone of the repository."""
@@ -22,6 +24,25 @@ def require_web(command: str) -> None:
     for module, package in WEB_NEEDS:
         if importlib.util.find_spec(module) is None:
             raise CliError(f"{command} needs {package}, from the web extra: run {WEB_INSTALL} in the root of the clone")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServeOptions:
+    """``agurk serve``'s options."""
+
+    host: str = "127.0.0.1"
+    """address to listen on; the default is this machine only"""
+    port: int = option(8000, low=1, high=65535, metavar="N")
+    """port to listen on"""
+    max_games: int = option(1000, low=1, metavar="N")
+    """most games kept at once"""
+    idle_minutes: float = option(30.0, above=0, metavar="M")
+    """forget a game idle this long"""
+    finished_minutes: float = option(10.0, above=0, metavar="M")
+    """forget a finished game this long after its last request"""
+    checkpoints: bool | None = None
+    """let the page name checkpoint files on this machine as opponents (ppo:PATH, guided:policy=PATH); default: yes
+    on 127.0.0.1/localhost, no on any other --host"""
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -39,43 +60,20 @@ def add_parser(sub: Subcommands) -> None:
         ),
         epilog="examples:\n  agurk serve\n  agurk serve --port 8080\n  agurk serve --host 0.0.0.0 --max-games 200",
     )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine only)")
-    p.add_argument(
-        "--port",
-        metavar="N",
-        type=arg_type(int, low=1, high=65535),
-        default=8000,
-        help="port to listen on (%(type)s; default: 8000)",
-    )
-    p.add_argument(
-        "--max-games", metavar="N", type=COUNT, default=1000, help="most games kept at once (%(type)s; default: 1000)"
-    )
-    p.add_argument(
-        "--idle-minutes",
-        metavar="M",
-        type=POSITIVE,
-        default=30.0,
-        help="forget a game idle this long (%(type)s; default: 30)",
-    )
-    p.add_argument(
-        "--finished-minutes",
-        metavar="M",
-        type=POSITIVE,
-        default=10.0,
-        help="forget a finished game this long after its last request (%(type)s; default: 10)",
-    )
+    add_options(p, ServeOptions, skip=("checkpoints",))
+    # --checkpoints/--no-checkpoints, unset by default (then it depends on --host): add_options has no such flag
     p.add_argument(
         "--checkpoints",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="let the page name checkpoint files on this machine as opponents (ppo:PATH, guided:policy=PATH); "
-        "default: yes on 127.0.0.1/localhost, no on any other --host",
+        help=declared(ServeOptions)["checkpoints"].doc,
     )
     p.set_defaults(func=run, own_signals=True)  # uvicorn handles Ctrl-C and SIGTERM itself
 
 
-def run(args: argparse.Namespace) -> int:
+def run(namespace: argparse.Namespace) -> int:
     """Serve the page until interrupted."""
+    args = from_args(ServeOptions, namespace)
     require_web("agurk serve")
     _check_listen(args.host, args.port)
     import uvicorn
