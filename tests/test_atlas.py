@@ -147,7 +147,7 @@ def test_heatmaps_annotate_each_value_with_its_interval(
         (["--players", "8", "--hand-sizes", "7"], "hand_size must be at most 6 for 8 players"),
         (["--players", "8", "--hand-sizes", "7,8"], "no cell of the grid fits the deck"),
         (["--policy", "zoo", "--checkpoint", "standard=x.pt"], "--checkpoint needs --policy train"),
-        (["--policy", "best"], "invalid choice: 'best'"),
+        (["--policy", "best"], "argument --policy: must be one of train, zoo, not 'best'"),
         (["--deals", "0"], "argument --deals: must be an integer >= 1"),
     ],
 )

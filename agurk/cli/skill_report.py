@@ -6,17 +6,21 @@ import argparse
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agurk.cli.common import (
-    COUNT,
-    SEED,
+    Backends,
     CliError,
     Formatter,
-    add_backend_options,
+    Quiet,
+    Seeded,
+    Subcommands,
+    add_options,
     arg_type,
     backend_of,
+    from_args,
     rl_extra_error,
     start_bar,
     stderr_console,
@@ -24,159 +28,128 @@ from agurk.cli.common import (
 )
 from agurk.cli.stop_signals import stopped
 from agurk.cli.train_progress import LOG_SECONDS, clock
-from agurk_env.options import split_list
+from agurk_env.options import declared, option, split_list
 from agurk_env.rules import PRESETS, Rules
+from skill.budget import BUDGETS, Policy
+
+DESCRIPTION = (
+    "For each variant (a rule preset), an agent ladder (random, every heuristic, PIMC at two\n"
+    "world counts, PIMC on the exact solver (best's search), a PPO agent trained for the variant\n"
+    "or the zoo's universal network (the same network in every variant), and two that see every\n"
+    "card: the maxN oracle and the fictive player,\n"
+    "the exact best response to the field) plays focal-vs-field: each agent takes one seat\n"
+    "against copies of the strongest heuristic (guard), on the same duplicate deals, rotated\n"
+    "through every seat. Per variant, with 95% bootstrap intervals over deals: relative skill\n"
+    "RS = (R_best - R_random) / (R_fictive - R_random) by win rate and by penalty, with its two\n"
+    "parts, the learning effect R_best - R_random and the random effect R_fictive - R_best (the\n"
+    "gap from the best real agent to the fictive player), the skill share of outcome variance\n"
+    "and N* (matches until skill outweighs luck), the ladder's Plackett-Luce rating spread and\n"
+    "the upset rate.\n"
+    "\n"
+    "Writes report.md, report.json, report.csv, ladder.csv, rs.png, ladder.png and each\n"
+    "variant's PPO checkpoint into --out. Variants run in parallel worker processes (or as Ray\n"
+    "tasks: --backend ray); the same seed gives the same report. docs/skill_report.md explains\n"
+    "every statistic.\n"
+    "\n"
+    "The variant atlas: several --players and/or --hand-sizes run every preset at every\n"
+    "combination (each cell a variant; those whose cards do not fit the deck are left out, and\n"
+    "said so) and write atlas.md, atlas.json, atlas.csv, atlas-ladder.csv and per preset a\n"
+    "heatmap of RS and N* with their intervals (heatmaps/PRESET.png). --policy zoo puts the\n"
+    "zoo's universal network (zoo:universal) in every cell instead of training a PPO agent.\n"
+    "\n"
+    "--cache DIR keeps every ladder table played and reads it back in later runs, so a report\n"
+    "re-run after one agent changed plays only that agent (the files are the same). --convergence\n"
+    "plays earlier checkpoints of the network on the same deals and writes convergence.md, .json,\n"
+    ".csv and .png: RS at each training budget and whether the variants' ranking is stable.\n"
+    "\n"
+    "budgets (deals per agent, PPO decisions per variant, default variants):\n"
+    + "".join(
+        f"  {b.name:<6} {b.deals:>4} deals, {b.train_steps / 1e6:g}M decisions, "
+        f"{len(b.variants)} variants{' (every preset)' if len(b.variants) == len(PRESETS) else ''}\n"
+        for b in BUDGETS.values()
+    )
+)
+"""``agurk skill-report --help``: what the command does, and the budgets."""
+EXAMPLES = (
+    "examples:\n"
+    "  agurk skill-report --budget smoke\n"
+    "  agurk skill-report --variants standard,danish21,swedish --budget small --seed 1 --out runs/skill\n"
+    "  agurk skill-report --variants standard --checkpoint standard=runs/quickstart --budget small"
+    " --out runs/skill-mine\n"
+    "  agurk skill-report --budget full --backend ray --ray-address auto --workers 17\n"
+    "  agurk skill-report --variants standard,swedish --policy zoo --budget small --out runs/skill-zoo\n"
+    "  agurk skill-report --budget full --policy zoo --cache runs/skill-cache \\\n"
+    "    --convergence runs/net/step-8M.pt,runs/net/step-47M.pt     # RS at 3 training budgets\n"
+    "  agurk skill-report --variants standard,free_choice --players 3,4 --hand-sizes 5,7 --policy zoo \\\n"
+    "    --budget smoke --deals 20 --backend ray      # an atlas of 8 cells, minutes"
+)
+"""``agurk skill-report --help``: the examples."""
 
 
-def add_parser(sub: Any) -> None:
+@dataclass(frozen=True, kw_only=True)
+class SkillReportOptions(Seeded, Backends, Quiet):
+    """``agurk skill-report``'s options, the report's and the atlas's (several --players or --hand-sizes).
+
+    ``--players``, ``--hand-sizes`` and ``--budget`` are written in :func:`add_parser`: add_options makes a
+    ``list[int]`` a repeated option, not one comma list, and the budgets are a dict made at run time.
+    """
+
+    variants: str | None = option(None, metavar="PRESET,...")
+    """rule presets to compare ('agurk rules' lists them; default: the budget's)"""
+    players: list[int] = option([4], metavar="N[,N...]")
+    """players at every table (default: 4); several make an atlas over player counts"""
+    hand_sizes: list[int] | None = option(None, metavar="H[,H...]")
+    """cards dealt to each player (default: each preset's own); several make an atlas over hand sizes"""
+    budget: str = "smoke"
+    """how much to play and train"""
+    policy: Policy | None = None
+    """the ladder's learned agent: train a PPO agent per variant (train), or play the zoo's universal network
+    (zoo:universal, agurk zoo) in every variant and train nothing (zoo). Default: the budget's (train)"""
+    deals: int | None = option(None, low=1, metavar="D")
+    """duplicate deals per ladder agent (default: the budget's)"""
+    out: str | None = option(None, metavar="DIR")
+    """report folder, new or empty (default: runs/skill-report-BUDGET, an atlas runs/atlas-BUDGET)"""
+    checkpoint: list[str] = option([], metavar="[PRESET=]PATH")
+    """put this trained checkpoint (file or run folder) on PRESET's ladder instead of training one (repeatable); PATH
+    alone: on every variant's ladder not named otherwise"""
+    train_config: str | None = option(None, metavar="YAML")
+    """PPO settings for the trained agents (an 'agurk train' config; its preset, players, total_steps, seed and
+    time_limit are replaced by the report's). Default: the quickstart's settings"""
+    workers: int | None = option(None, low=1, metavar="W")
+    """tasks (one per ladder agent of each variant or atlas cell) run side by side: local worker processes, or the
+    CPUs of a local Ray instance (default: the CPU count)"""
+    cache: str | None = option(None, metavar="DIR")
+    """result cache: read each ladder table stored in DIR instead of playing it, and store each one played (keyed by
+    rules, agent, checkpoint content, deals, seed and code; the files are the same with and without it). Default: no
+    cache"""
+    convergence: str | None = option(None, metavar="PATH[,PATH...]")
+    """earlier checkpoints of the network every variant plays (--policy zoo, or --checkpoint PATH), in training
+    order: each plays the same deals, and convergence.md/.json/.csv/.png give RS per training budget and the
+    ranking's stability (the report's network is the last budget)"""
+    force: bool = False
+    """move an --out folder that is not empty aside and write a new one"""
+
+
+def add_parser(sub: Subcommands) -> None:
     """Register ``agurk skill-report`` on the subcommands ``sub``."""
-    from skill.budget import BUDGETS, POLICIES
-
     p = sub.add_parser(
         "skill-report",
         help="measure which rule variants favour skill: agent ladder, relative skill, N*, with 95%% CIs",
         formatter_class=Formatter,
-        description=(
-            "For each variant (a rule preset), an agent ladder (random, every heuristic, PIMC at two\n"
-            "world counts, PIMC on the exact solver (best's search), a PPO agent trained for the variant\n"
-            "or the zoo's universal network (the same network in every variant), and two that see every\n"
-            "card: the maxN oracle and the fictive player,\n"
-            "the exact best response to the field) plays focal-vs-field: each agent takes one seat\n"
-            "against copies of the strongest heuristic (guard), on the same duplicate deals, rotated\n"
-            "through every seat. Per variant, with 95% bootstrap intervals over deals: relative skill\n"
-            "RS = (R_best - R_random) / (R_fictive - R_random) by win rate and by penalty, with its two\n"
-            "parts, the learning effect R_best - R_random and the random effect R_fictive - R_best (the\n"
-            "gap from the best real agent to the fictive player), the skill share of outcome variance\n"
-            "and N* (matches until skill outweighs luck), the ladder's Plackett-Luce rating spread and\n"
-            "the upset rate.\n"
-            "\n"
-            "Writes report.md, report.json, report.csv, ladder.csv, rs.png, ladder.png and each\n"
-            "variant's PPO checkpoint into --out. Variants run in parallel worker processes (or as Ray\n"
-            "tasks: --backend ray); the same seed gives the same report. docs/skill_report.md explains\n"
-            "every statistic.\n"
-            "\n"
-            "The variant atlas: several --players and/or --hand-sizes run every preset at every\n"
-            "combination (each cell a variant; those whose cards do not fit the deck are left out, and\n"
-            "said so) and write atlas.md, atlas.json, atlas.csv, atlas-ladder.csv and per preset a\n"
-            "heatmap of RS and N* with their intervals (heatmaps/PRESET.png). --policy zoo puts the\n"
-            "zoo's universal network (zoo:universal) in every cell instead of training a PPO agent.\n"
-            "\n"
-            "--cache DIR keeps every ladder table played and reads it back in later runs, so a report\n"
-            "re-run after one agent changed plays only that agent (the files are the same). --convergence\n"
-            "plays earlier checkpoints of the network on the same deals and writes convergence.md, .json,\n"
-            ".csv and .png: RS at each training budget and whether the variants' ranking is stable.\n"
-            "\n"
-            "budgets (deals per agent, PPO decisions per variant, default variants):\n"
-            + "".join(
-                f"  {b.name:<6} {b.deals:>4} deals, {b.train_steps / 1e6:g}M decisions, "
-                f"{len(b.variants)} variants{' (every preset)' if len(b.variants) == len(PRESETS) else ''}\n"
-                for b in BUDGETS.values()
-            )
-        ),
-        epilog=(
-            "examples:\n"
-            "  agurk skill-report --budget smoke\n"
-            "  agurk skill-report --variants standard,danish21,swedish --budget small --seed 1 --out runs/skill\n"
-            "  agurk skill-report --variants standard --checkpoint standard=runs/quickstart --budget small"
-            " --out runs/skill-mine\n"
-            "  agurk skill-report --budget full --backend ray --ray-address auto --workers 17\n"
-            "  agurk skill-report --variants standard,swedish --policy zoo --budget small --out runs/skill-zoo\n"
-            "  agurk skill-report --budget full --policy zoo --cache runs/skill-cache \\\n"
-            "    --convergence runs/net/step-8M.pt,runs/net/step-47M.pt     # RS at 3 training budgets\n"
-            "  agurk skill-report --variants standard,free_choice --players 3,4 --hand-sizes 5,7 --policy zoo \\\n"
-            "    --budget smoke --deals 20 --backend ray      # an atlas of 8 cells, minutes"
-        ),
+        description=DESCRIPTION,
+        epilog=EXAMPLES,
     )
-    p.add_argument(
-        "--variants",
-        metavar="PRESET,...",
-        default=None,
-        help="rule presets to compare ('agurk rules' lists them; default: the budget's)",
+    docs = {name: opt.doc for name, opt in declared(SkillReportOptions).items()}
+    # written by hand: add_options makes a list[int] a repeated option, not one comma list; the budgets are a dict
+    p.add_argument("--players", metavar="N[,N...]", type=arg_type(list[int]), default="4", help=docs["players"])
+    p.add_argument("--hand-sizes", metavar="H[,H...]", type=arg_type(list[int]), default=None, help=docs["hand_sizes"])
+    p.add_argument("--budget", choices=list(BUDGETS), default="smoke", help=f"{docs['budget']} (default: smoke)")
+    add_options(
+        p,
+        SkillReportOptions,
+        skip=("players", "hand_sizes", "budget"),
+        docs={"seed": "seed of deals, agents and training", "quiet": "no progress bar, progress lines or table"},
     )
-    p.add_argument(
-        "--players",
-        metavar="N[,N...]",
-        type=arg_type(list[int]),
-        default="4",
-        help="players at every table (default: 4); several make an atlas over player counts",
-    )
-    p.add_argument(
-        "--hand-sizes",
-        metavar="H[,H...]",
-        type=arg_type(list[int]),
-        default=None,
-        help="cards dealt to each player (default: each preset's own); several make an atlas over hand sizes",
-    )
-    p.add_argument(
-        "--budget", choices=list(BUDGETS), default="smoke", help="how much to play and train (default: smoke)"
-    )
-    p.add_argument(
-        "--policy",
-        choices=POLICIES,
-        default=None,
-        help="the ladder's learned agent: train a PPO agent per variant (train), or play the zoo's universal network "
-        "(zoo:universal, agurk zoo) in every variant and train nothing (zoo). Default: the budget's (train)",
-    )
-    p.add_argument(
-        "--deals",
-        metavar="D",
-        type=COUNT,
-        default=None,
-        help="duplicate deals per ladder agent (%(type)s; default: the budget's)",
-    )
-    p.add_argument(
-        "--seed", metavar="S", type=SEED, default=0, help="seed of deals, agents and training (%(type)s; default: 0)"
-    )
-    p.add_argument(
-        "--out",
-        metavar="DIR",
-        default=None,
-        help="report folder, new or empty (default: runs/skill-report-BUDGET, an atlas runs/atlas-BUDGET)",
-    )
-    p.add_argument(
-        "--checkpoint",
-        metavar="[PRESET=]PATH",
-        action="append",
-        default=None,
-        help="put this trained checkpoint (file or run folder) on PRESET's ladder instead of training one "
-        "(repeatable); PATH alone: on every variant's ladder not named otherwise",
-    )
-    p.add_argument(
-        "--train-config",
-        metavar="YAML",
-        default=None,
-        help="PPO settings for the trained agents (an 'agurk train' config; its preset, players, total_steps, "
-        "seed and time_limit are replaced by the report's). Default: the quickstart's settings",
-    )
-    p.add_argument(
-        "--workers",
-        metavar="W",
-        type=COUNT,
-        default=None,
-        help="tasks (one per ladder agent of each variant or atlas cell) run side by side: local worker processes, "
-        "or the CPUs of a local Ray instance (default: the CPU count)",
-    )
-    p.add_argument(
-        "--cache",
-        metavar="DIR",
-        default=None,
-        help="result cache: read each ladder table stored in DIR instead of playing it, and store each one played "
-        "(keyed by rules, agent, checkpoint content, deals, seed and code; the files are the same with and without "
-        "it). Default: no cache",
-    )
-    p.add_argument(
-        "--convergence",
-        metavar="PATH[,PATH...]",
-        default=None,
-        help="earlier checkpoints of the network every variant plays (--policy zoo, or --checkpoint PATH), in "
-        "training order: each plays the same deals, and convergence.md/.json/.csv/.png give RS per training budget "
-        "and the ranking's stability (the report's network is the last budget)",
-    )
-    add_backend_options(p)
-    p.add_argument(
-        "--force", action="store_true", help="move an --out folder that is not empty aside and write a new one"
-    )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, progress lines or table")
     p.set_defaults(func=run)
 
 
@@ -269,7 +242,7 @@ class _SkillMonitor:
 
 
 def command_line(
-    args: argparse.Namespace,
+    args: SkillReportOptions,
     variants: Sequence[str],
     players: list[int],
     hands: list[int],
@@ -319,14 +292,14 @@ def _claim(out: Path, force: bool) -> str | None:
     return moved_text(out, moved, "the report") if moved else None
 
 
-def run(args: argparse.Namespace) -> int:
+def run(namespace: argparse.Namespace) -> int:
     """Measure which variants favour skill: ladder vs field per variant (or atlas cell), RS / N* / spread / upsets."""
+    args = from_args(SkillReportOptions, namespace)
     backend = backend_of(args)
     try:
         from agents.policy import CheckpointError
         from agents.zoo import UNIVERSAL, path_of
         from skill.atlas import atlas
-        from skill.budget import BUDGETS
         from skill.cells import grid
         from skill.report import skill_report
         from training.config import ConfigError, config_to_dict, load_config
