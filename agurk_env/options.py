@@ -60,6 +60,8 @@ class Bounds:
     """On a command line, the value is given without its ``--NAME`` (``agurk exploit AGENT``)."""
     alias: str | None = None
     """A short name on a command line besides ``--NAME`` (``-q``)."""
+    joined: bool = False
+    """On a command line, a list is one comma-separated value (``--worlds 16,64``), not a repeated option."""
 
 
 def option(
@@ -75,12 +77,15 @@ def option(
     metavar: str | None = None,
     positional: bool = False,
     alias: str | None = None,
+    joined: bool = False,
 ) -> _T:
     """A dataclass field with bounds (a list or dict default is copied for every instance).
 
     ``default`` :data:`REQUIRED` makes an option without a default that must be given (a keyword-only field).
     """
-    bounds = Bounds(low, high, above, below, none, flag, tuple((renamed or {}).items()), metavar, positional, alias)
+    bounds = Bounds(
+        low, high, above, below, none, flag, tuple((renamed or {}).items()), metavar, positional, alias, joined
+    )
     if default is REQUIRED:
         return dataclasses.field(kw_only=True, metadata={"option": bounds})
     if isinstance(default, list | dict):

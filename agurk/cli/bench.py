@@ -19,14 +19,13 @@ from agurk.cli.common import (
     Seeded,
     Subcommands,
     add_options,
-    arg_type,
     from_args,
     resolve_rules,
     rules_label,
 )
 from agurk.game_options import TableOptions
 from agurk.web import MAX_GAMES, MAX_SECONDS
-from agurk_env.options import declared, option
+from agurk_env.options import option
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,20 +131,15 @@ class OperatorBench(TableOptions, BenchOptions):
     """zoo, zoo:NAME or a checkpoint"""
     positions: int = option(2000, low=1, metavar="N")
     """decisions measured"""
-    worlds: list[int] = option([16, 64], low=1, metavar="N,N")
+    worlds: list[int] = option([16, 64], low=1, metavar="N,N", joined=True)
     """worlds of the operator, each measured"""
-    belief: list[bool] = option([False, True], flag=("on", "off"), metavar="B,B")
+    belief: list[bool] = option([False, True], flag=("on", "off"), metavar="B,B", joined=True)
     """uniform worlds (off) and/or belief-weighted (on), each measured"""
 
 
-COMMA_LISTS = ("worlds", "belief")
-"""``agurk bench operator``'s options written as one comma list (``--worlds 16,64``), not repeated as add_options
-makes a ``list`` option: added by hand from their declaration."""
-
-
-def _options(b: argparse.ArgumentParser, cls: type, skip: tuple[str, ...] = (), **docs: str) -> None:
+def _options(b: argparse.ArgumentParser, cls: type, **docs: str) -> None:
     """The options of ``cls`` on the benchmark's parser ``b``; ``docs``: its wording of the shared ones."""
-    add_options(b, cls, skip=skip, notes=RULE_NOTES, docs={"seed": "seed of the deals", **docs})
+    add_options(b, cls, notes=RULE_NOTES, docs={"seed": "seed of the deals", **docs})
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -611,16 +605,7 @@ def _add_operator(bench_sub: Subcommands) -> None:
             " --set limit=1 --set match_end=first_out --policy zoo:free_choice-3x5-anyace-single --worlds 16,64"
         ),
     )
-    _options(b, OperatorBench, skip=COMMA_LISTS)
-    for name in COMMA_LISTS:
-        opt = declared(OperatorBench)[name]
-        b.add_argument(
-            f"--{name}",
-            metavar=opt.bounds.metavar,
-            type=arg_type(opt.type, low=opt.bounds.low, flag=opt.bounds.flag),
-            default=opt.default,
-            help=f"{opt.doc} (default: {','.join(map(opt.show, opt.default))})",
-        )
+    _options(b, OperatorBench)
 
 
 def _operator(args: OperatorBench) -> int:

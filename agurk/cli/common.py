@@ -92,9 +92,10 @@ def add_options(
 
     Each has its declared metavar, default and converter (:func:`arg_type`); its help is the field's docstring (or
     this command's wording of a shared option in ``docs``), then its ``notes`` (what a docstring cannot hold, such as
-    a list made at run time), then the allowed values and the default. A ``bool`` is a flag (``--no-NAME`` when it
-    defaults to true), a ``Literal`` offers its choices, a ``list[...]`` is repeated (``--set A --set B``), a
-    ``positional`` option is given without its name, and an option without a default is required.
+    a list made at run time), then the allowed values and the default. A ``bool`` is a flag (``--no-NAME`` too when
+    it defaults to true or None), a ``Literal`` offers its choices, a ``list[...]`` is repeated (``--set A --set B``)
+    or one ``A,B`` value (``joined``), a ``positional`` option is given without its name, and an option without a
+    default is required.
     They come in the order of the class's own fields, then its bases' (the command's options before the shared
     ones). :func:`from_args` reads them back.
     """
@@ -107,20 +108,21 @@ def add_options(
         doc = (docs or {}).get(name, opt.doc) + (notes or {}).get(name, "")
         flag = f"--{name.replace('_', '-')}"
         names = [name] if opt.bounds.positional else [*filter(None, [opt.bounds.alias]), flag]
-        if opt.type is bool:
-            action = argparse.BooleanOptionalAction if opt.default else "store_true"
+        if opt.type is bool or opt.type == bool | None:
+            action = "store_true" if opt.default is False else argparse.BooleanOptionalAction
             p.add_argument(*names, action=action, default=opt.default, help=doc.replace("%", "%%"))
             continue
-        repeated = typing.get_origin(opt.written) is list
+        repeated = typing.get_origin(opt.written) is list and not opt.bounds.joined
         kind = typing.get_args(opt.written)[0] if repeated else opt.written
         bounds = {
             f.name: getattr(opt.bounds, f.name)
             for f in dataclasses.fields(Bounds)
-            if f.name not in ("metavar", "positional", "alias") and getattr(opt.bounds, f.name) != f.default
+            if f.name not in ("metavar", "positional", "alias", "joined") and getattr(opt.bounds, f.name) != f.default
         }
         details = [] if kind is str or opt.choices else [arg_type(kind, **bounds).__name__]
         if opt.default not in (None, []):
-            details.append(f"default: {opt.shown_default}")
+            shown = opt.default if isinstance(opt.default, list) else [opt.default]
+            details.append(f"default: {','.join(_shown(opt, v) for v in shown)}")
         help_text = doc + (f" ({'; '.join(details)})" if details else "")
         extra: dict[str, Any] = {"choices": opt.choices} if opt.choices else {}
         if opt.bounds.positional:
@@ -136,6 +138,11 @@ def add_options(
             help=help_text.replace("%", "%%"),
             **extra,
         )
+
+
+def _shown(opt: Option, value: object) -> str:
+    """A default as a command line writes it: ``5`` for ``5.0``."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else opt.show(value)
 
 
 def from_args(cls: type[_T], args: argparse.Namespace) -> _T:

@@ -9,7 +9,7 @@ import socket
 from dataclasses import dataclass
 
 from agurk.cli.common import CliError, Formatter, Subcommands, add_options, from_args
-from agurk_env.options import declared, option
+from agurk_env.options import option
 
 WEB_INSTALL = 'pip install -e ".[web]"'
 """How to install the web extra in a clone of the repository."""
@@ -60,14 +60,7 @@ def add_parser(sub: Subcommands) -> None:
         ),
         epilog="examples:\n  agurk serve\n  agurk serve --port 8080\n  agurk serve --host 0.0.0.0 --max-games 200",
     )
-    add_options(p, ServeOptions, skip=("checkpoints",))
-    # --checkpoints/--no-checkpoints, unset by default (then it depends on --host): add_options has no such flag
-    p.add_argument(
-        "--checkpoints",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help=declared(ServeOptions)["checkpoints"].doc,
-    )
+    add_options(p, ServeOptions)
     p.set_defaults(func=run, own_signals=True)  # uvicorn handles Ctrl-C and SIGTERM itself
 
 
