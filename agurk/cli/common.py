@@ -120,7 +120,7 @@ def add_options(
             if f.name not in ("metavar", "positional", "alias", "joined") and getattr(opt.bounds, f.name) != f.default
         }
         details = [] if kind is str or opt.choices else [arg_type(kind, **bounds).__name__]
-        if opt.default not in (None, []):
+        if opt.default not in (None, [], ""):
             shown = opt.default if isinstance(opt.default, list) else [opt.default]
             details.append(f"default: {','.join(_shown(opt, v) for v in shown)}")
         help_text = doc + (f" ({'; '.join(details)})" if details else "")
