@@ -18,6 +18,8 @@ from agents.registry import STRONGEST_HEURISTIC
 from agurk_env.rules import PRESETS
 from training.config import config_to_dict, load_config, packaged_config
 
+BudgetName = Literal["smoke", "small", "full"]
+"""The ``--budget`` levels, the keys of :data:`BUDGETS`."""
 Policy = Literal["train", "zoo"]
 POLICIES: tuple[str, ...] = get_args(Policy)
 """Where the ladder's learned agent comes from: trained per variant, or the zoo's universal network in every one."""
@@ -29,7 +31,7 @@ POLICY_LABEL: dict[str, str] = {"train": "ppo", "zoo": "zoo"}
 class Budget:
     """One ``--budget`` level."""
 
-    name: str
+    name: BudgetName
     variants: tuple[str, ...]
     """The presets a report covers when ``--variants`` is not given."""
     deals: int

@@ -131,7 +131,7 @@ def test_cli_reuses_a_given_checkpoint(
         (["--variants", "standard", "--players", "9"], "players must be an integer"),
         (["--variants", "standard", "--workers", "0"], "argument --workers: must be an integer >= 1"),
         (["--variants", "standard", "--seed", "-1"], "argument --seed: must be an integer >= 0"),
-        (["--budget", "huge"], "invalid choice: 'huge'"),
+        (["--budget", "huge"], "must be one of smoke, small, full, not 'huge'"),
     ],
 )
 def test_user_errors_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture) -> None:
@@ -229,3 +229,13 @@ def test_plain_progress_lines_say_the_share_done_now_and_then(monkeypatch: pytes
     lines = buf.getvalue().splitlines()
     assert lines[0].endswith("25% of the work done, 0/2 finished, about 0:01:30 left")
     assert lines[1].endswith("standard: done (1/2)") and len(lines) == 2
+
+
+def test_the_budget_names_are_the_budgets() -> None:
+    """``--budget`` offers the Literal ``BudgetName``: it must name exactly the budgets of ``BUDGETS``, in order."""
+    from typing import get_args
+
+    from skill.budget import BUDGETS, BudgetName
+
+    assert tuple(BUDGETS) == get_args(BudgetName)
+    assert all(name == b.name for name, b in BUDGETS.items())

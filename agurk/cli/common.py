@@ -123,7 +123,7 @@ def add_options(
         if opt.default not in (None, [], ""):
             shown = opt.default if isinstance(opt.default, list) else [opt.default]
             details.append(f"default: {','.join(_shown(opt, v) for v in shown)}")
-        help_text = doc + (f" ({'; '.join(details)})" if details else "")
+        help_text = _with_details(doc, details)
         extra: dict[str, Any] = {"choices": opt.choices} if opt.choices else {}
         if opt.bounds.positional:
             extra["nargs"] = None if opt.required else "?"
@@ -138,6 +138,15 @@ def add_options(
             help=help_text.replace("%", "%%"),
             **extra,
         )
+
+
+def _with_details(doc: str, details: list[str]) -> str:
+    """``doc`` with ``details`` in brackets, inside those ``doc`` ends with (``(default: the budget's; ...)``)."""
+    if not details:
+        return doc
+    if doc.endswith(")"):
+        return f"{doc[:-1]}; {'; '.join(details)})"
+    return f"{doc} ({'; '.join(details)})"
 
 
 def _shown(opt: Option, value: object) -> str:

@@ -18,7 +18,6 @@ from agurk.cli.common import (
     Seeded,
     Subcommands,
     add_options,
-    arg_type,
     backend_of,
     from_args,
     rl_extra_error,
@@ -28,9 +27,9 @@ from agurk.cli.common import (
 )
 from agurk.cli.stop_signals import stopped
 from agurk.cli.train_progress import LOG_SECONDS, clock
-from agurk_env.options import declared, option, split_list
+from agurk_env.options import option, split_list
 from agurk_env.rules import PRESETS, Rules
-from skill.budget import BUDGETS, Policy
+from skill.budget import BUDGETS, BudgetName, Policy
 
 DESCRIPTION = (
     "For each variant (a rule preset), an agent ladder (random, every heuristic, PIMC at two\n"
@@ -88,19 +87,15 @@ EXAMPLES = (
 
 @dataclass(frozen=True, kw_only=True)
 class SkillReportOptions(Seeded, Backends, Quiet):
-    """``agurk skill-report``'s options, the report's and the atlas's (several --players or --hand-sizes).
-
-    ``--players``, ``--hand-sizes`` and ``--budget`` are written in :func:`add_parser`: add_options makes a
-    ``list[int]`` a repeated option, not one comma list, and the budgets are a dict made at run time.
-    """
+    """``agurk skill-report``'s options, the report's and the atlas's (several --players or --hand-sizes)."""
 
     variants: str | None = option(None, metavar="PRESET,...")
     """rule presets to compare ('agurk rules' lists them; default: the budget's)"""
-    players: list[int] = option([4], metavar="N[,N...]")
-    """players at every table (default: 4); several make an atlas over player counts"""
-    hand_sizes: list[int] | None = option(None, metavar="H[,H...]")
+    players: list[int] = option([4], metavar="N[,N...]", joined=True)
+    """players at every table; several make an atlas over player counts"""
+    hand_sizes: list[int] | None = option(None, metavar="H[,H...]", joined=True)
     """cards dealt to each player (default: each preset's own); several make an atlas over hand sizes"""
-    budget: str = "smoke"
+    budget: BudgetName = "smoke"
     """how much to play and train"""
     policy: Policy | None = None
     """the ladder's learned agent: train a PPO agent per variant (train), or play the zoo's universal network
@@ -139,15 +134,9 @@ def add_parser(sub: Subcommands) -> None:
         description=DESCRIPTION,
         epilog=EXAMPLES,
     )
-    docs = {name: opt.doc for name, opt in declared(SkillReportOptions).items()}
-    # written by hand: add_options makes a list[int] a repeated option, not one comma list; the budgets are a dict
-    p.add_argument("--players", metavar="N[,N...]", type=arg_type(list[int]), default="4", help=docs["players"])
-    p.add_argument("--hand-sizes", metavar="H[,H...]", type=arg_type(list[int]), default=None, help=docs["hand_sizes"])
-    p.add_argument("--budget", choices=list(BUDGETS), default="smoke", help=f"{docs['budget']} (default: smoke)")
     add_options(
         p,
         SkillReportOptions,
-        skip=("players", "hand_sizes", "budget"),
         docs={"seed": "seed of deals, agents and training", "quiet": "no progress bar, progress lines or table"},
     )
     p.set_defaults(func=run)
