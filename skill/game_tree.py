@@ -89,13 +89,6 @@ class GameTree:
         counts = np.diff(self.seq_start)
         return 1.0 / counts[self.seq_infoset]
 
-    def from_actions(self, actions: np.ndarray) -> np.ndarray:
-        """``(S,)`` the deterministic policy playing ``actions[i]`` in information set ``i``."""
-        chosen = self.seq_action == np.asarray(actions)[self.seq_infoset]
-        if not np.all(np.bincount(self.seq_infoset, weights=chosen, minlength=self.num_infosets) == 1):
-            raise ValueError("an action is not legal in its information set")
-        return chosen.astype(np.float64)
-
     def from_openspiel(self, tabular: TabularPolicy) -> np.ndarray:
         """``(S,)`` an OpenSpiel ``TabularPolicy`` (looked up by information state string)."""
         rows = np.array([tabular.state_lookup[k] for k in self.keys])

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar
 
 from agents.tasks.backend import BackendName
-from agurk.game_options import TableOptions
 from agurk_env.atomic import atomic_write_text
 from agurk_env.options import Bounds, Option, OptionError, declared, option, split_assignment, split_list
 from agurk_env.rules import OPTION_NAMES, Rules, RulesError, RuleValue, parse_option
@@ -207,10 +206,6 @@ Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 """The subcommands object each command's ``add_parser`` registers itself on."""
 SEED = arg_type(int, low=0)
 """``type=`` of every ``--seed``: an integer >= 0 (what ``numpy.random.default_rng`` takes)."""
-COUNT = arg_type(int, low=1)
-"""``type=`` of counts (``--matches``, ``--batch``, ``--workers``, ...): an integer >= 1."""
-POSITIVE = arg_type(float, above=0)
-"""``type=`` of durations (``--seconds``, ``--idle-minutes``, ...): a number > 0."""
 
 
 def rule_overrides(sets: Sequence[str] | None) -> dict[str, RuleValue]:
@@ -237,38 +232,6 @@ def rules_label(preset: str | None, sets: Sequence[str] | None) -> str:
 
 RULE_NOTES = {"set": " Options: " + ", ".join(OPTION_NAMES)}
 """What the help of ``--set`` adds to its declared doc: the names of the rule options."""
-
-
-def add_rules_options(p: argparse.ArgumentParser, positional: bool = False) -> None:
-    """Add ``--rules PRESET`` (unless the command takes the preset as a positional) and ``--set OPTION=VALUE``.
-
-    Both are declared once, in :class:`agurk.game_options.TableOptions`.
-    """
-    add_options(p, TableOptions, skip=("rules",) if positional else (), notes=RULE_NOTES)
-
-
-def add_seed(p: argparse.ArgumentParser, of: str, default: int = 0) -> None:
-    """Add ``--seed S``, the seed of ``of`` (every command's seed is declared here)."""
-    p.add_argument(
-        "--seed", metavar="S", type=SEED, default=default, help=f"seed of {of} (%(type)s; default: {default})"
-    )
-
-
-def add_json(p: argparse.ArgumentParser, what: str, to_file: bool = False, then: str = "") -> None:
-    """Add ``--json``: print ``what`` as one JSON object (a flag), or with ``to_file`` also write it to ``FILE``.
-
-    ``then``: what else ``--json -`` does, after "'-' prints it to stdout" (e.g. " and the table to stderr").
-    """
-    if to_file:
-        help_text = f"also write {what} as JSON; '-' prints it to stdout{then}"
-        p.add_argument("--json", metavar="FILE", default=None, help=help_text)
-    else:
-        p.add_argument("--json", action="store_true", help=f"print {what} as one JSON object")
-
-
-def add_quiet(p: argparse.ArgumentParser, what: str) -> None:
-    """Add ``-q/--quiet``, which leaves out ``what`` (a progress bar, lines, tables)."""
-    p.add_argument("-q", "--quiet", action="store_true", help=f"no {what}")
 
 
 def warn_other_players(specs: Iterable[str], rules: Rules) -> None:
@@ -304,27 +267,7 @@ def trained_players(path: str) -> list[int] | None:
 # ----------------------------------------------------------------------------- backends
 
 
-def add_backend_options(p: argparse.ArgumentParser) -> None:
-    """Add ``--backend local|ray`` and ``--ray-address ADDRESS`` (see :mod:`agents.tasks`)."""
-    from agents.tasks import BACKENDS
-
-    p.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        default="local",
-        help="where the tasks run: worker processes on this machine (default), or Ray (a local Ray instance with "
-        "--workers CPUs, or the cluster of --ray-address; needs the ray extra). The numbers are the same on both",
-    )
-    p.add_argument(
-        "--ray-address",
-        metavar="ADDRESS",
-        default=None,
-        help="with --backend ray: connect to this running Ray cluster (auto, HOST:PORT or ray://HOST:10001) instead "
-        "of starting a local instance; every node needs this package installed",
-    )
-
-
-def backend_of(args: Backends | argparse.Namespace) -> Backend:
+def backend_of(args: Backends) -> Backend:
     """The :class:`agents.tasks.Backend` of ``--backend`` and ``--ray-address``."""
     from agents.tasks import Backend
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 from agurk.cli.common import (
     RULE_NOTES,
@@ -16,6 +17,16 @@ from agurk.cli.common import (
     warn_other_players,
 )
 from agurk.game_options import GameOptions
+from agurk_env.options import option
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlayOptions(GameOptions):
+    """``agurk play``'s options: a new game's, and where the terminal writes its record."""
+
+    record: str | None = option(None, metavar="FILE")
+    """write the match record (one JSON line) at the end; on q or Ctrl-C, the match so far (finished rounds and the
+    round in progress)"""
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -31,22 +42,15 @@ def add_parser(sub: Subcommands) -> None:
         ),
         epilog="examples:\n  agurk play\n  agurk play --rules danish21 --set players=3 --opponents guard --seed 7",
     )
-    add_options(p, GameOptions, notes=RULE_NOTES)
-    p.add_argument(
-        "--record",
-        metavar="FILE",
-        default=None,
-        help="write the match record (one JSON line) at the end; on q or Ctrl-C, the match so far (finished rounds "
-        "and the round in progress)",
-    )
+    add_options(p, PlayOptions, notes=RULE_NOTES)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Play one seat of a match against agents in the terminal."""
-    game = from_args(GameOptions, args)
+    game = from_args(PlayOptions, args)
     rules = resolve_rules(game.rules, game.set)
-    output_file("--record", args.record)  # checked before the match, written at its end (or on q, or Ctrl-C)
+    output_file("--record", game.record)  # checked before the match, written at its end (or on q, or Ctrl-C)
 
     from agents.registry import AgentSpecError
     from agurk.match import MatchError
@@ -54,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         warn_other_players(game.opponents.split(","), rules)
-        return play(rules, game.opponents, game.seat, game.seed, args.record)
+        return play(rules, game.opponents, game.seat, game.seed, game.record)
     except (AgentSpecError, MatchError) as e:
         raise CliError(str(e)) from None
     except OSError as e:
-        raise CliError(f"cannot write --record {args.record!r}: {e.strerror or e}") from None
+        raise CliError(f"cannot write --record {game.record!r}: {e.strerror or e}") from None
