@@ -287,7 +287,6 @@ def run(namespace: argparse.Namespace) -> int:
     backend = backend_of(args)
     try:
         from agents.policy import CheckpointError
-        from agents.zoo import UNIVERSAL, path_of
         from skill.atlas import atlas
         from skill.cells import grid
         from skill.report import skill_report
@@ -295,19 +294,7 @@ def run(namespace: argparse.Namespace) -> int:
     except ImportError as e:  # torch and matplotlib are optional dependencies
         raise rl_extra_error("agurk skill-report", (e.name or "torch").split(".")[0]) from None
     budget = BUDGETS[args.budget]
-    variants = split_list(args.variants) if args.variants else list(budget.variants)
-    for v in variants:
-        if v not in PRESETS:
-            raise CliError(f"--variants: unknown preset {v!r}; presets are: {', '.join(PRESETS)}")
-    if len(set(variants)) != len(variants):
-        raise CliError(f"--variants names a preset twice: {args.variants}")
-    players = _distinct("--players", args.players)
-    hands = _distinct("--hand-sizes", args.hand_sizes or [])
-    for v in variants:  # a RulesError names the problem
-        for n in players:
-            Rules.preset(v, players=n, hand_size=1)
-        for h in hands:
-            Rules.preset(v, players=2, hand_size=h)
+    variants, players, hands = _tables(args, budget.variants)
     policy = args.policy or budget.policy
     plan = dataclasses.replace(budget, policy=policy, deals=args.deals or budget.deals)
     is_atlas = len(players) * max(len(hands), 1) > 1
@@ -321,52 +308,9 @@ def run(namespace: argparse.Namespace) -> int:
             Rules.preset(v, players=players[0], **({"hand_size": hands[0]} if hands else {}))
     checkpoints, bare = _parse_checkpoints(args.checkpoint, variants)
     if policy == "zoo":
-        for option, given in (("--checkpoint", checkpoints), ("--train-config", args.train_config)):
-            if given:
-                raise CliError(f"{option} needs --policy train: --policy zoo plays the shipped network")
-        try:
-            path_of(UNIVERSAL)
-        except CheckpointError as e:
-            raise CliError(f"--policy zoo: {e}") from None
-    from agents.registry import AgentSpecError, make_agent
-
-    nets: dict[str, Any] = {}
-    for preset, path in checkpoints.items():
-        given = path if path == bare else f"{preset}={path}"
-        try:
-            if path not in nets:
-                nets[path] = make_agent(f"ppo:{path}", 0, 0).net
-        except AgentSpecError as e:
-            raise CliError(f"--checkpoint {given}: {e}") from None
-        actions = Rules.preset(preset).num_actions
-        if nets[path].actions < actions:
-            raise CliError(
-                f"--checkpoint {given}: the network has {nets[path].actions} actions, {preset} needs {actions}"
-            )
-    convergence = split_list(args.convergence) if args.convergence else []
-    if convergence:
-        from skill.convergence import in_order
-
-        if policy == "zoo":
-            network: str = str(path_of(UNIVERSAL))
-        elif bare is not None and set(checkpoints.values()) == {bare}:
-            network = bare
-        else:
-            raise CliError(
-                "--convergence needs one network in every variant that the report does not train: --policy zoo, "
-                "or --checkpoint PATH"
-            )
-        try:
-            in_order([*convergence, network])
-        except ValueError as e:  # CheckpointError too: a file that is not a checkpoint
-            raise CliError(f"--convergence: {e}") from None
-        actions = max(Rules.preset(v).num_actions for v in variants)
-        for path in convergence:
-            net = make_agent(f"ppo:{path}", 0, 0).net
-            if net.actions < actions:
-                raise CliError(
-                    f"--convergence {path}: the network has {net.actions} actions, the variants need {actions}"
-                )
+        _check_zoo(checkpoints, args.train_config)
+    _check_networks(checkpoints, bare)
+    convergence = _convergence(args.convergence, policy, checkpoints, bare, variants)
     settings = None
     if args.train_config:
         try:
@@ -417,6 +361,89 @@ def run(namespace: argparse.Namespace) -> int:
     else:
         print(f"{len(variants)} variants, {args.budget} budget, {seconds:.0f} s -> {out / 'report.md'}")
     return 0
+
+
+def _tables(args: SkillReportOptions, default: Sequence[str]) -> tuple[list[str], list[int], list[int]]:
+    """The variants (``default``: the budget's), player counts and hand sizes asked for, each checked."""
+    variants = split_list(args.variants) if args.variants else list(default)
+    for v in variants:
+        if v not in PRESETS:
+            raise CliError(f"--variants: unknown preset {v!r}; presets are: {', '.join(PRESETS)}")
+    if len(set(variants)) != len(variants):
+        raise CliError(f"--variants names a preset twice: {args.variants}")
+    players = _distinct("--players", args.players)
+    hands = _distinct("--hand-sizes", args.hand_sizes or [])
+    for v in variants:  # a RulesError names the problem
+        for n in players:
+            Rules.preset(v, players=n, hand_size=1)
+        for h in hands:
+            Rules.preset(v, players=2, hand_size=h)
+    return variants, players, hands
+
+
+def _check_zoo(checkpoints: dict[str, str], train_config: str | None) -> None:
+    """Refuse what ``--policy zoo`` cannot use (checkpoints, a training config), or a zoo without its network."""
+    from agents.policy import CheckpointError
+    from agents.zoo import UNIVERSAL, path_of
+
+    for flag, given in (("--checkpoint", checkpoints), ("--train-config", train_config)):
+        if given:
+            raise CliError(f"{flag} needs --policy train: --policy zoo plays the shipped network")
+    try:
+        path_of(UNIVERSAL)
+    except CheckpointError as e:
+        raise CliError(f"--policy zoo: {e}") from None
+
+
+def _check_networks(checkpoints: dict[str, str], bare: str | None) -> None:
+    """Refuse a ``--checkpoint`` that is not a policy, or whose network has too few actions for its preset."""
+    from agents.registry import AgentSpecError, make_agent
+
+    nets: dict[str, Any] = {}
+    for preset, path in checkpoints.items():
+        given = path if path == bare else f"{preset}={path}"
+        try:
+            if path not in nets:
+                nets[path] = make_agent(f"ppo:{path}", 0, 0).net
+        except AgentSpecError as e:
+            raise CliError(f"--checkpoint {given}: {e}") from None
+        actions = Rules.preset(preset).num_actions
+        if nets[path].actions < actions:
+            raise CliError(
+                f"--checkpoint {given}: the network has {nets[path].actions} actions, {preset} needs {actions}"
+            )
+
+
+def _convergence(
+    given: str | None, policy: str, checkpoints: dict[str, str], bare: str | None, variants: list[str]
+) -> list[str]:
+    """The ``--convergence`` checkpoints, checked: in training order before the one network every variant plays."""
+    convergence = split_list(given) if given else []
+    if not convergence:
+        return []
+    from agents.registry import make_agent
+    from agents.zoo import UNIVERSAL, path_of
+    from skill.convergence import in_order
+
+    if policy == "zoo":
+        network = str(path_of(UNIVERSAL))
+    elif bare is not None and set(checkpoints.values()) == {bare}:
+        network = bare
+    else:
+        raise CliError(
+            "--convergence needs one network in every variant that the report does not train: --policy zoo, "
+            "or --checkpoint PATH"
+        )
+    try:
+        in_order([*convergence, network])
+    except ValueError as e:  # CheckpointError too: a file that is not a checkpoint
+        raise CliError(f"--convergence: {e}") from None
+    actions = max(Rules.preset(v).num_actions for v in variants)
+    for path in convergence:
+        net = make_agent(f"ppo:{path}", 0, 0).net
+        if net.actions < actions:
+            raise CliError(f"--convergence {path}: the network has {net.actions} actions, the variants need {actions}")
+    return convergence
 
 
 def _print_table(rows: list[dict[str, Any]], title: str) -> None:
