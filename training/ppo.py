@@ -48,7 +48,7 @@ network, which is all that ``PolicyAgent`` (``ppo:PATH``) and the snapshots load
 
 **Oracle guiding** (``oracle_steps``, Suphx's "oracle guiding"): over the first
 ``oracle_steps`` decisions the learner's actor also reads the other seats' hands
-(:data:`agurk_env.state.OTHER_HANDS` of the mover's state vector) through an :class:`Oracle`,
+(:data:`agurk_env.state.OTHER_HANDS` of the mover's state vector) through an :class:`OracleGuide`,
 a zero-initialised linear input added to the first layer of the trunk, so it starts as the
 policy network alone. Each hidden entry is shown with a probability that falls linearly from 1
 to 0 over those decisions (each decision's draw is stored, so the PPO ratio compares the same
@@ -142,7 +142,7 @@ class StateCritic(nn.Module):
 # ----------------------------------------------------------------------------- oracle guiding
 
 
-class Oracle(nn.Module):
+class OracleGuide(nn.Module):
     """The other seats' hands as an extra input of the actor's first layer, zero at first; ``keep``: how much shows."""
 
     def __init__(self, width: int) -> None:
@@ -162,7 +162,7 @@ class Oracle(nn.Module):
 
 
 def actor(
-    net: PolicyNet, x: torch.Tensor, oracle: Oracle | None, shown: torch.Tensor | None
+    net: PolicyNet, x: torch.Tensor, oracle: OracleGuide | None, shown: torch.Tensor | None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The learner's logits and values on stored inputs ``x``: observations, or state vectors (via ``oracle``)."""
     if oracle is not None:
@@ -365,7 +365,7 @@ def env_step(
     gen: torch.Generator,
     stats: Stats,
     critic: StateCritic | None = None,
-    oracle: Oracle | None = None,
+    oracle: OracleGuide | None = None,
     table: int = 0,
 ) -> None:
     """One card in every game of table ``t`` (number ``table``): the learner's where it moves, else its opponent's.
@@ -523,7 +523,7 @@ def ppo_update(
     idx: np.ndarray,
     adv: np.ndarray,
     critic: StateCritic | None = None,
-    oracle: Oracle | None = None,
+    oracle: OracleGuide | None = None,
 ) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over the trainable transitions ``idx`` (``critic``: values)."""
     device = next(net.parameters()).device
@@ -609,7 +609,7 @@ class PPOTrainer:
         self.net = initial_net(cfg, actions, resume is None).to(self.device)  # a fresh network, or the one of ``init``
         self.critic = StateCritic(cfg.hidden).to(self.device).eval() if cfg.critic == "full_info" else None
         """The ``full_info`` value network (``None``: the policy network's own value head)."""
-        self.oracle = Oracle(cfg.hidden[0]).to(self.device) if cfg.oracle_steps else None
+        self.oracle = OracleGuide(cfg.hidden[0]).to(self.device) if cfg.oracle_steps else None
         """The oracle-guiding input of the actor (``None`` without ``oracle_steps``)."""
         params = [*self.net.parameters(), *(self.critic.parameters() if self.critic else ())]
         groups = [{"params": params}] + ([{"params": [*self.oracle.parameters()]}] if self.oracle else [])
