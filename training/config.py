@@ -20,6 +20,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 import yaml
 
+from agents.tasks.backend import BackendName
 from agurk_env.options import OptionError, build, option, split_assignment
 from agurk_env.rewards import Episode
 from agurk_env.rules import CARDS, PRESETS, Rules, RulesError
@@ -97,7 +98,7 @@ class ExpertConfig:
     workers: int = option(1, low=1)
     """Local worker processes that play the shards side by side (1: in the training process; the data do not
     depend on it), or the CPUs of a local Ray instance."""
-    backend: Literal["local", "ray"] = "local"
+    backend: BackendName = "local"
     """Where the shards run: worker processes on this machine, or Ray (``ray_address``, or a local instance)."""
     ray_address: str = ""
     """``backend: ray`` only: the cluster to connect to (``auto``, ``HOST:PORT``; empty: start a local instance)."""
