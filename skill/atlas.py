@@ -2,7 +2,7 @@
 
 ``atlas(variants, players, hand_sizes, budget, seed, out)`` builds the grid (:func:`grid`:
 presets x player counts x hand sizes; the combinations whose cards do not fit the deck
-are left out, with the reason), runs each cell as a variant of :func:`skill.report.run_jobs`
+are left out, with the reason), runs each cell as a variant of :func:`skill.cells.play_jobs`
 (one task per table of each ladder agent's tournament in each cell on :func:`agents.tasks.run_tasks`;
 :func:`skill.variant.run_variant`'s numbers on that cell's rules: the same code, seed and
 numbers as a one-cell ``agurk skill-report``), then writes into ``out``:

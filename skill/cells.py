@@ -7,7 +7,7 @@ size). :func:`run_cells` makes each cell's :class:`skill.variant.VariantJob`, ru
 tasks of :func:`agents.tasks.run_tasks` (local worker processes, or Ray tasks with
 ``backend=Backend("ray")``): one task per table of each ladder agent's tournament (a variant
 that trains: one task), the largest first, then each variant's statistics
-(:func:`run_jobs`), and ranks the results. Every result depends only on the jobs, not on
+(:func:`play_jobs`), and ranks the results. Every result depends only on the jobs, not on
 the backend, the worker count or the machine's speed.
 """
 
@@ -230,20 +230,6 @@ class Ran:
     """Per variant, per budget in training order (empty without budgets)."""
     played: int
     """Tables played (the rest came from the cache)."""
-
-
-def run_jobs(
-    jobs: Sequence[VariantJob],
-    workers: int = 1,
-    monitor: Monitor | None = None,
-    backend: Backend = LOCAL,
-    cache: TaskCache | None = None,
-) -> list[VariantRow]:
-    """Run the variants on ``backend``, ``workers`` at a time (locally: in this process when 1); results in order.
-
-    :func:`play_jobs` without convergence budgets.
-    """
-    return play_jobs(jobs, workers, monitor, backend, cache).rows
 
 
 def play_jobs(

@@ -183,13 +183,13 @@ def test_meaning_flags_variants_where_a_real_agent_beats_the_fictive_player() ->
 def test_tasks_per_ladder_agent_give_run_variants_numbers(tmp_path: Path) -> None:
     import dataclasses
 
-    from skill.cells import grid, make_jobs, run_jobs
+    from skill.cells import grid, make_jobs, play_jobs
     from skill.variant import run_variant
 
     plan = dataclasses.replace(TINY, deals=2, policy="zoo")
     jobs = make_jobs(grid(["standard", "every_trick"], [3], [5])[0], plan, 7, tmp_path)
     seen: list[list[str]] = []
-    split = run_jobs(jobs, 2, monitor=lambda units, totals, stages: seen.append(stages))
+    split = play_jobs(jobs, 2, monitor=lambda units, totals, stages: seen.append(stages)).rows
     assert json.dumps(split) == json.dumps([run_variant(job) for job in jobs])  # one process, the ladder in order
     assert seen[-1] == ["done", "done"]
 
