@@ -9,18 +9,65 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Literal, NotRequired, TypedDict
 
 from rich.console import Console
 from rich.markup import escape
 
 from agurk_env import engine
-from agurk_env.records import MatchRecord
+from agurk_env.records import MatchRecord, RoundRecord
 from agurk_env.rules import CARDS, Rules, RulesError
 
 
 class ReplayError(ValueError):
     """A file or match that cannot be replayed (one-line message)."""
+
+
+class TrickFrame(TypedDict):
+    """A trick of the replay: every hand before it (weakest card first), its plays and its winner."""
+
+    kind: Literal["trick"]
+    round: int
+    trick: int
+    tricks: int
+    """Tricks in a round (the hand size)."""
+    dealer: int
+    hands: list[list[str] | None]
+    """Per seat, its cards before the trick; ``None`` for a seat out."""
+    plays: list[list[int | str]]
+    """``[seat, card name]`` in playing order."""
+    winner: int | None
+    """``None`` while a recorded trick is unfinished."""
+
+
+class RoundRow(TypedDict):
+    """One seat at a round's end."""
+
+    penalty: int
+    score: int
+    lives: NotRequired[int]
+    """Only in lives mode."""
+    out: bool
+    rebought: bool
+
+
+class RoundFrame(TypedDict):
+    """A round's end: one row per seat."""
+
+    kind: Literal["round"]
+    round: int
+    rows: list[RoundRow]
+
+
+class MatchFrame(TypedDict):
+    """The last frame of a finished match."""
+
+    kind: Literal["match"]
+    winners: list[int]
+
+
+Frame = TrickFrame | RoundFrame | MatchFrame
+"""One frame of :func:`steps` (``agurk serve``'s replay shows them; :func:`frames` renders them as text)."""
 
 
 def load_record(path: str, match: int = 0) -> MatchRecord:
@@ -58,7 +105,7 @@ def parse_record(text: str, match: int = 0, name: str = "the file") -> MatchReco
     return rec
 
 
-def steps(rec: MatchRecord) -> list[dict[str, Any]]:
+def steps(rec: MatchRecord) -> list[Frame]:
     """The match as data frames: one per trick (every hand before it, weakest first), then one per round end.
 
     A trick frame has ``kind="trick"``, ``round``, ``trick``, ``dealer``, ``hands`` (``None`` for a
@@ -72,11 +119,11 @@ def steps(rec: MatchRecord) -> list[dict[str, Any]]:
         raise ReplayError(f"malformed game record: {type(e).__name__} {e}") from None
 
 
-def _steps(rec: MatchRecord) -> list[dict[str, Any]]:
+def _steps(rec: MatchRecord) -> list[Frame]:
     rules = Rules.from_dict(rec["rules"])
     sp = engine.tables(rules)
     p, h = rules.players, rules.hand_size
-    out: list[dict[str, Any]] = []
+    out: list[Frame] = []
     for r, rnd in enumerate(rec["rounds"], 1):
         hands = [list(hand) for hand in rnd["hands"]]
         if len(hands) != p:
@@ -88,25 +135,37 @@ def _steps(rec: MatchRecord) -> list[dict[str, Any]]:
                 sorted(hands[s], key=lambda c: strength[CARDS.index(c)]) if hands[s] or s in played else None
                 for s in range(p)
             ]
-            plays = [[int(seat), str(card)] for seat, card in trick["plays"]]
+            moves = [(int(seat), str(card)) for seat, card in trick["plays"]]
             winner = trick.get("winner")
+            plays: list[list[int | str]] = [[seat, card] for seat, card in moves]
             out.append(
-                {"kind": "trick", "round": r, "trick": t, "tricks": h, "dealer": rnd["dealer"], "hands": shown}
-                | {"plays": plays, "winner": None if winner is None else int(winner)}
+                {
+                    "kind": "trick",
+                    "round": r,
+                    "trick": t,
+                    "tricks": h,
+                    "dealer": rnd["dealer"],
+                    "hands": shown,
+                    "plays": plays,
+                    "winner": None if winner is None else int(winner),
+                }
             )
-            for seat, card in plays:
+            for seat, card in moves:
                 hands[seat].remove(card)
         if "penalties" in rnd:
-            rows = []
-            for s in range(p):
-                row = {"penalty": rnd["penalties"][s], "score": rnd["scores"][s]}
-                if "lives" in rnd:
-                    row["lives"] = rnd["lives"][s]
-                rows.append(row | {"out": s in rnd.get("out", []), "rebought": s in rnd.get("rebought", [])})
-            out.append({"kind": "round", "round": r, "rows": rows})
+            out.append({"kind": "round", "round": r, "rows": [_round_row(rnd, s) for s in range(p)]})
     if "winners" in rec:
         out.append({"kind": "match", "winners": [int(s) for s in rec["winners"]]})
     return out
+
+
+def _round_row(rnd: RoundRecord, s: int) -> RoundRow:
+    """Seat ``s`` at the end of the finished round ``rnd`` (``lives`` after ``score``, in lives mode)."""
+    penalty, score = rnd["penalties"][s], rnd["scores"][s]
+    out, rebought = s in rnd.get("out", []), s in rnd.get("rebought", [])
+    if "lives" in rnd:
+        return {"penalty": penalty, "score": score, "lives": rnd["lives"][s], "out": out, "rebought": rebought}
+    return {"penalty": penalty, "score": score, "out": out, "rebought": rebought}
 
 
 def seat_names(rec: MatchRecord) -> list[str]:

@@ -19,7 +19,7 @@ import typing
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -32,9 +32,9 @@ from starlette.staticfiles import StaticFiles
 from agents.registry import AGENTS
 from agurk.cli.common import CliError, resolve_rules
 from agurk.game_options import GameOptions
-from agurk.replay import ReplayError, parse_record, seat_names, steps
+from agurk.replay import Frame, ReplayError, parse_record, seat_names, steps
 from agurk.web.mover import Mover
-from agurk.web.session import Session, WebError
+from agurk.web.session import Hint, Session, View, WebError
 from agurk.web.store import Limits, Store
 from agurk_env.options import Option, OptionError, build, declared, split_list, unknown
 from agurk_env.rules import OPTION_NAMES, PRESETS, Rules, RulesError
@@ -63,6 +63,16 @@ class NewGame(GameOptions):
     """play: your seat against the agents; watch: every seat an agent (no seat; opponents default to guard)"""
     players: int | None = None
     """the table size, over the preset and set (set players=N says the same)"""
+
+
+class ReplayFrames(TypedDict):
+    """The page's replay of one match of a record file (``POST /api/replay``)."""
+
+    names: list[str]
+    """``P0 SPEC`` per seat."""
+    seed: int | None
+    match: int | None
+    frames: list[Frame]
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -164,7 +174,7 @@ def new_session(data: dict[str, Any], checkpoints: bool = True) -> Session:
     return Session(rules, opponents, seat, request.seed)
 
 
-def started(session: Session) -> dict[str, Any]:
+def started(session: Session) -> View:
     """The view of a new game once its agents have played up to the person's first turn."""
     session.start()
     return session.view()
@@ -183,7 +193,7 @@ async def _options(request: Request) -> Response:
     return JSONResponse({"presets": list(PRESETS), "options": list(OPTION_NAMES), "agents": agents})
 
 
-def replay_frames(text: str, match: int) -> dict[str, Any]:
+def replay_frames(text: str, match: int) -> ReplayFrames:
     """The page's replay of match ``match`` of a record file's ``text``: seat names, seed, match and frames."""
     held = record_lines(text)
     if held and match >= held:
@@ -225,17 +235,17 @@ def _lock(session: Session) -> None:
         raise WebError(409, "the game is busy with another request of yours: wait for its answer")
 
 
-def _played(card: str) -> Callable[[Session], dict[str, Any]]:
+def _played(card: str) -> Callable[[Session], View]:
     """The work of a play request (a thread-pool game): play ``card``, then the game's view."""
 
-    def work(s: Session) -> dict[str, Any]:
+    def work(s: Session) -> View:
         s.play(card.strip().upper())
         return s.view()
 
     return work
 
 
-def _stepped(s: Session) -> dict[str, Any]:
+def _stepped(s: Session) -> View:
     """The work of a step request: one agent's move, then the game's view."""
     s.step()
     return s.view()
@@ -252,11 +262,11 @@ class _Games:
     def game(self, request: Request) -> Session:
         return self.store.get(request.path_params["game_id"], request.headers.get(TOKEN))
 
-    async def game_call(self, request: Request, work: Callable[[Session], object]) -> Response:
+    async def game_call(self, request: Request, work: Callable[[Session], View | Hint]) -> Response:
         """Run ``work(session)`` in the thread pool on the game of the path, if the token is its token."""
         session = self.game(request)
 
-        def locked() -> object:
+        def locked() -> View | Hint:
             _lock(session)
             try:
                 return work(session)

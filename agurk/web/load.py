@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
@@ -54,7 +54,58 @@ class Tally:
     errors: list[str] = field(default_factory=list)
 
 
-def percentiles(seconds: list[float]) -> dict[str, float | None]:
+class Percentiles(TypedDict):
+    """p50, p95 and max of some latencies, in milliseconds (``None`` without any)."""
+
+    p50_ms: float | None
+    p95_ms: float | None
+    max_ms: float | None
+
+
+class WaveResult(TypedDict):
+    """What one wave of :func:`run_load` measured."""
+
+    games: int
+    opponents: str
+    rules: str
+    """The preset and its ``set`` items, joined by `` + ``."""
+    finished: int
+    errors: int
+    first_errors: list[str]
+    """The first three errors' lines."""
+    moves: int
+    seconds: float
+    server_cpu_ms_per_move: float | None
+    """``None`` where /proc cannot tell."""
+    client_cpu_ms_per_move: float
+    server_waited_s: float | None
+    """Seconds the server's event loop waited, runnable, for a core (``None`` where /proc cannot tell)."""
+    move: Percentiles
+    """A move's latency: the card sent to the agents' replies received, timed by the client."""
+    create: Percentiles
+    reference_move: Percentiles
+    """The same kind of plays in this process, no HTTP, one game at a time."""
+    rss_mb_played: float | None
+    games_left_after_expiry: int
+    rss_mb_expired: float | None
+    load_avg: float
+    """The 1-minute load average after the wave (every process on the machine)."""
+
+
+class LoadResult(TypedDict):
+    """The ``agurk bench serve`` result (:func:`run_load`)."""
+
+    host: str
+    think_s: float
+    expire_s: float
+    cpus: int | None
+    load_avg_start: float
+    rss_mb_start: float | None
+    """The server's memory once warmed up, before the waves."""
+    waves: list[WaveResult]
+
+
+def percentiles(seconds: list[float]) -> Percentiles:
     """p50, p95 and max of latencies, in milliseconds (``None`` without any)."""
     if not seconds:
         return {"p50_ms": None, "p95_ms": None, "max_ms": None}
@@ -284,7 +335,7 @@ def run_load(
     expire_s: float = 10.0,
     seconds: float = 900.0,
     reference_moves: int = 200,
-) -> dict[str, Any]:
+) -> LoadResult:
     """Play ``waves`` one after another against one ``agurk serve``; latencies, errors and memory per wave."""
     if not 0 < seconds <= MAX_SECONDS:
         raise ValueError(f"seconds must be in (0, {MAX_SECONDS:g}], not {seconds}")
@@ -292,15 +343,21 @@ def run_load(
         if not 1 <= wave.games <= MAX_GAMES:
             raise ValueError(f"a wave plays 1..{MAX_GAMES} games, not {wave.games}")
     deadline = time.monotonic() + seconds
-    results: dict[str, Any] = {"host": HOST, "think_s": think_s, "expire_s": expire_s, "cpus": os.cpu_count()}
-    results["load_avg_start"] = round(os.getloadavg()[0], 2)
+    load_avg_start = round(os.getloadavg()[0], 2)
     with server(expire_s) as (base, proc):
         warm = [Wave(1, wave.opponents, wave.preset, wave.sets) for wave in waves]
         for w in warm:  # agents built and searches compiled once, before anything is timed
             asyncio.run(_wave(base, w, 0.0, seed + 99_000, deadline))
         asyncio.run(_await_expiry(base, deadline))
-        results["rss_mb_start"] = rss_mb(proc.pid)
-        results["waves"] = []
+        results: LoadResult = {
+            "host": HOST,
+            "think_s": think_s,
+            "expire_s": expire_s,
+            "cpus": os.cpu_count(),
+            "load_avg_start": load_avg_start,
+            "rss_mb_start": rss_mb(proc.pid),
+            "waves": [],
+        }
         for i, wave in enumerate(waves):
             start, cpu_start, client_start = time.monotonic(), cpu_s(proc.pid), time.process_time()
             wait_start = waited_s(proc.pid)
@@ -308,6 +365,7 @@ def run_load(
             wall, cpu_end, client = time.monotonic() - start, cpu_s(proc.pid), time.process_time() - client_start
             used = None if cpu_start is None or cpu_end is None else cpu_end - cpu_start
             wait_end = waited_s(proc.pid)
+            waited = None if wait_start is None or wait_end is None else round(wait_end - wait_start, 1)
             rss_played, moves = rss_mb(proc.pid), max(1, len(tally.latencies))
             left = asyncio.run(_await_expiry(base, min(deadline, time.monotonic() + 10 * expire_s + 30)))
             reference = reference_latency(wave, reference_moves, seed) if reference_moves else []
@@ -323,7 +381,7 @@ def run_load(
                     "seconds": round(wall, 1),
                     "server_cpu_ms_per_move": None if used is None else round(1000 * used / moves, 2),
                     "client_cpu_ms_per_move": round(1000 * client / moves, 2),
-                    "server_waited_s": None if None in (wait_start, wait_end) else round(wait_end - wait_start, 1),
+                    "server_waited_s": waited,
                     "move": percentiles(tally.latencies),
                     "create": percentiles(tally.create),
                     "reference_move": percentiles(reference),

@@ -15,21 +15,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 from agents.belief import concat
-from agurk.web.session import Session
+from agurk.web.session import Session, View
 from agurk_env import engine
 from agurk_env.agent import decide
+from agurk_env.rules import Rules
 
 
 def move_agents(sessions: list[Session]) -> None:
     """Let every game's agents play up to its person's turn or its end, one decision per (rules, heuristic) a step."""
     waiting = [s for s in sessions if s.agent_to_move is not None]
     while waiting:
-        stacks: dict[tuple[Any, str], list[Session]] = {}
+        stacks: dict[tuple[Rules, str], list[Session]] = {}
         for s in waiting:
             stacks.setdefault((s.rules, s.agent_to_move.spec), []).append(s)
         for (rules, _), stack in stacks.items():
@@ -45,16 +45,16 @@ class Mover:
     """Parks the requests of batched games (:attr:`Session.batched`) and moves them all once per event-loop turn."""
 
     def __init__(self, answered: Callable[[Session], None]) -> None:
-        self._parked: list[tuple[Session, asyncio.Future[dict[str, Any]]]] = []
+        self._parked: list[tuple[Session, asyncio.Future[View]]] = []
         self._answered = answered
         """Called with each game as its answer is ready, before its lock is released (the store's touch)."""
 
-    def reply(self, session: Session) -> asyncio.Future[dict[str, Any]]:
+    def reply(self, session: Session) -> asyncio.Future[View]:
         """``session``'s view once its agents have replied; releases :attr:`Session.lock`, which the caller holds."""
         loop = asyncio.get_running_loop()
         if not self._parked:
             loop.call_soon(self._flush)
-        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        future: asyncio.Future[View] = loop.create_future()
         self._parked.append((session, future))
         return future
 
@@ -62,7 +62,7 @@ class Mover:
         parked, self._parked = self._parked, []
         try:
             move_agents([s for s, _ in parked])
-            answers: list[Any] = [s.view() for s, _ in parked]
+            answers: list[View | Exception] = [s.view() for s, _ in parked]
         except Exception as e:  # a broken agent fails these requests (500), never the event loop
             answers = [e] * len(parked)
         for (session, future), answer in zip(parked, answers, strict=True):

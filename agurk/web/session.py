@@ -12,7 +12,7 @@ import re
 import threading
 import time
 from collections import deque
-from typing import Any
+from typing import Literal, NotRequired, TypedDict
 
 import numpy as np
 
@@ -46,6 +46,80 @@ def spectator_reason(reason: str, seat: int) -> str:
     return reason
 
 
+class TrickTaken(TypedDict):
+    """The last trick taken: its plays ``[seat, card name]`` in playing order, and its winner."""
+
+    round: int
+    trick: int
+    plays: list[list[int | str]]
+    winner: int
+
+
+class SeatView(TypedDict):
+    """One seat of a view: its hand only where the view's owner may see it."""
+
+    name: str
+    score: int
+    cards: int
+    """Cards left in its hand."""
+    out: bool
+    lives: NotRequired[int]
+    """Only in lives mode."""
+    rebuys: NotRequired[int]
+    """Only with rebuys."""
+    hand: NotRequired[list[str]]
+    """The person's seat's, every seat's when watching or over; weakest first, one name per card."""
+
+
+class View(TypedDict):
+    """The table as the page shows it (:meth:`Session.view`)."""
+
+    mode: Literal["play", "watch"]
+    seat: int | None
+    """The person's seat; ``None`` when watching."""
+    players: int
+    hand_size: int
+    lives: bool
+    rebuys: bool
+    seed: int
+    round: int
+    trick: int
+    dealer: int
+    to_move: int | None
+    """``None`` once the match is over."""
+    over: bool
+    seats: list[SeatView]
+    current_trick: list[list[int | str]]
+    """The current trick's ``[seat, card name]`` in playing order."""
+    top_seat: int | None
+    """The seat whose card tops the current trick (``None`` before its lead)."""
+    last_trick: TrickTaken | None
+    rounds: list[RoundSummary]
+    log: list[str]
+    """The newest lines of the play log (:data:`LOG_LINES`)."""
+    moves: int
+    stepped: bool
+    """The agents move one step request at a time."""
+    legal: NotRequired[list[str]]
+    """The legal cards, on the person's turn (every turn when watching)."""
+    reason: NotRequired[str]
+    """Why those are legal."""
+    winners: NotRequired[list[int]]
+    """Once the match is over."""
+
+
+class Hint(TypedDict):
+    """What :data:`HINT_AGENT` would play for the person now (:meth:`Session.hint`)."""
+
+    card: str
+    agent: str
+    method: str
+    """How the values were found (the exact solver or rollouts, and the sampled deals)."""
+    values: dict[str, float]
+    """The search's value of each legal card (higher is better)."""
+    moves: int
+
+
 class WebError(Exception):
     """A refused request: its HTTP status and a one-line reason."""
 
@@ -69,8 +143,8 @@ class Session(Match):
         self.lock = threading.Lock()
         self.touched = time.monotonic()
         self.log: deque[str] = deque(maxlen=LOG_LINES)
-        self.last_trick: dict[str, Any] | None = None
-        self.trick_plays: list[list[Any]] = []  # the current trick's [seat, card] in playing order
+        self.last_trick: TrickTaken | None = None
+        self.trick_plays: list[list[int | str]] = []  # the current trick's [seat, card] in playing order
         self._rounds: list[RoundSummary] = []
         self._hinter: Agent | None = None
 
@@ -154,7 +228,7 @@ class Session(Match):
 
     # ------------------------------------------------------------------ hint
 
-    def hint(self) -> dict[str, Any]:
+    def hint(self) -> Hint:
         """What :data:`HINT_AGENT` would play for the person now, and the search's value of each legal card."""
         from agurk.web.hint import search_values
 
@@ -179,7 +253,7 @@ class Session(Match):
             raise WebError(409, "the record holds every hand: it can be downloaded once the match is over")
         return super().record()
 
-    def view(self) -> dict[str, Any]:
+    def view(self) -> View:
         """The table as its owner may see it: the person's hand only (every hand when watching or over)."""
         r, st = self.rules, self.env.engine_state
         over, cur = self.over, self.to_move
@@ -187,7 +261,7 @@ class Session(Match):
         left = engine.cards_left(r, st)[0].tolist()
         seats = []
         for s in range(r.players):
-            row: dict[str, Any] = {
+            row: SeatView = {
                 "name": self.names[s],
                 "score": int(st.scores[0, s]),
                 "cards": left[s],
@@ -201,7 +275,7 @@ class Session(Match):
                 row["hand"] = [CARDS[c] for c, n in sorted_hand(r, st, s) for _ in range(n)]
             seats.append(row)
         trick = self.trick_plays
-        view: dict[str, Any] = {
+        view: View = {
             "mode": "watch" if self.seat is None else "play",
             "seat": self.seat,
             "players": r.players,
