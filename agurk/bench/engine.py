@@ -1,6 +1,6 @@
 """Throughput measurements: the batched engine (the compiled rules kernel) against the scalar reference, on one core.
 
-Each function returns a plain dict (JSON-ready); ``agurk bench engine`` only formats them.
+Each function returns a JSON-ready dict (a TypedDict below); ``agurk bench engine`` only formats them.
 ``agurk bench`` runs each measurement through :func:`pinned`, in a fresh process whose
 BLAS/OpenMP pools start at one thread; the engine's own kernels are single-threaded NumPy anyway.
 """
@@ -14,10 +14,10 @@ import random
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, NotRequired, TypedDict, TypeVar
 
 if TYPE_CHECKING:
-    from agurk_env.rules import Rules
+    from agurk_env.rules import Rules, RuleValue
 
 THREAD_VARS: tuple[str, ...] = (
     "OMP_NUM_THREADS",
@@ -30,6 +30,71 @@ THREAD_VARS: tuple[str, ...] = (
 """Environment variables that size the thread pools of NumPy's linear-algebra back ends."""
 
 T = TypeVar("T")
+
+
+class Rates(TypedDict):
+    """Counts and rates of the batched engine's steps (:func:`bench_engine`, :func:`bench_compiled_loop`)."""
+
+    plays: int
+    """Card plays: steps times the batch."""
+    steps: int
+    seconds: float
+    plays_per_s: float
+    matches_per_s: float
+    batch: int
+    bytes_per_game: NotRequired[int]
+    """:func:`bench_engine`'s: the bytes of one game's state."""
+    first_call_s: NotRequired[float]
+    """:func:`bench_compiled_loop`'s: its first call (a compile or a load from numba's cache), before the timing."""
+
+
+class ReferenceRates(TypedDict):
+    """Counts and rates of the scalar reference's whole matches (:func:`bench_reference`)."""
+
+    plays: int
+    matches: int
+    seconds: float
+    plays_per_s: float
+    matches_per_s: float
+
+
+class EngineResult(TypedDict):
+    """The ``agurk bench engine`` result (:func:`engine_vs_reference`)."""
+
+    bench: str
+    plays_per_s: float
+    reference_plays_per_s: float
+    ratio: float
+    """The engine's plays per second over the reference's."""
+    compiled_loop_plays_per_s: float | None
+    """``None`` without numba."""
+    batch: int
+    bytes_per_game: int
+    preset: str | None
+    """The table's label (the preset and its ``--set`` items)."""
+    rules: dict[str, RuleValue]
+    engine: Rates
+    compiled_loop: Rates | None
+    compile: dict[str, float | bool] | None
+    """The rules kernel's compile or cache load on import (:data:`agurk_env.rules_kernel.LOADED`)."""
+    reference: ReferenceRates
+    threads_pinned: bool
+    """Whether NumPy's thread pools were one thread each (:func:`pinned`)."""
+    python: str
+    numpy: str
+    machine: str
+
+
+class SearchResult(TypedDict):
+    """The ``agurk bench search`` result (:func:`bench_search`)."""
+
+    bench: str
+    spec: str
+    batch: int
+    single_decisions_per_s: float
+    """One game per call."""
+    batched_decisions_per_s: float
+    """``batch`` games per call."""
 
 
 def pinned(measure: Callable[..., T], *args: object, **kwargs: object) -> T:
@@ -52,7 +117,7 @@ def pinned(measure: Callable[..., T], *args: object, **kwargs: object) -> T:
                 os.environ[var] = value
 
 
-def bench_engine(rules: Rules, batch: int = 4096, seconds: float = 5.0, seed: int = 0) -> dict[str, float]:
+def bench_engine(rules: Rules, batch: int = 4096, seconds: float = 5.0, seed: int = 0) -> Rates:
     """Random legal play of ``batch`` whole matches at once for about ``seconds``.
 
     Every step computes the legal sets (``engine.legal_bits``), draws a random legal card per
@@ -82,13 +147,12 @@ def bench_engine(rules: Rules, batch: int = 4096, seconds: float = 5.0, seed: in
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
             break
-    return {
-        **_rates(steps, batch, elapsed, state.next_match - first_match),
-        "bytes_per_game": state.nbytes_per_game(),
-    }
+    rates = _rates(steps, batch, elapsed, state.next_match - first_match)
+    rates["bytes_per_game"] = state.nbytes_per_game()
+    return rates
 
 
-def _rates(steps: int, batch: int, elapsed: float, matches: int) -> dict[str, float]:
+def _rates(steps: int, batch: int, elapsed: float, matches: int) -> Rates:
     """The counts and rates of ``steps`` engine steps over ``batch`` games in ``elapsed`` seconds."""
     plays = steps * batch
     return {
@@ -101,7 +165,7 @@ def _rates(steps: int, batch: int, elapsed: float, matches: int) -> dict[str, fl
     }
 
 
-def bench_compiled_loop(rules: Rules, batch: int = 4096, seconds: float = 5.0, seed: int = 0) -> dict[str, float]:
+def bench_compiled_loop(rules: Rules, batch: int = 4096, seconds: float = 5.0, seed: int = 0) -> Rates:
     """The engine's steps (legal sets, a random legal card, the play, deals and restarts) in compiled calls.
 
     ``_rules_kernel.random_play``: the same kernel loops as the engine, 32 steps per call, so no
@@ -133,33 +197,36 @@ def bench_compiled_loop(rules: Rules, batch: int = 4096, seconds: float = 5.0, s
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
             break
-    return {**_rates(steps, batch, elapsed, next_match - first_match), "first_call_s": compile_s}
+    rates = _rates(steps, batch, elapsed, next_match - first_match)
+    rates["first_call_s"] = compile_s
+    return rates
 
 
-def in_turns(
-    runs: dict[str, Callable[[float], dict[str, float]]], seconds: float, slices: int = 3
-) -> dict[str, dict[str, float]]:
+def in_turns(runs: dict[str, Callable[[float], Rates]], seconds: float, slices: int = 3) -> dict[str, Rates]:
     """Each measurement for about ``seconds`` in all, in ``slices`` parts taken in rotation, its counts summed.
 
     Taking turns spreads a busy machine's changing load over all of them, so their ratios hold
     better than those of one measurement after the other. The rates are recomputed from the sums.
     """
-    parts: dict[str, list[dict[str, float]]] = {name: [] for name in runs}
+    parts: dict[str, list[Rates]] = {name: [] for name in runs}
     for _ in range(slices):
         for name, run in runs.items():
             parts[name].append(run(seconds / slices))
     out = {}
     for name, measured in parts.items():
-        total = dict(measured[0])
+        total = measured[0].copy()
         elapsed = sum(m["seconds"] for m in measured)
         matches = sum(m["matches_per_s"] * m["seconds"] for m in measured)
-        total.update(plays=sum(m["plays"] for m in measured), steps=sum(m["steps"] for m in measured), seconds=elapsed)
-        total.update(plays_per_s=total["plays"] / elapsed, matches_per_s=matches / elapsed)
+        total["plays"] = sum(m["plays"] for m in measured)
+        total["steps"] = sum(m["steps"] for m in measured)
+        total["seconds"] = elapsed
+        total["plays_per_s"] = total["plays"] / elapsed
+        total["matches_per_s"] = matches / elapsed
         out[name] = total
     return out
 
 
-def bench_reference(rules: Rules, seconds: float = 3.0, seed: int = 0) -> dict[str, float]:
+def bench_reference(rules: Rules, seconds: float = 3.0, seed: int = 0) -> ReferenceRates:
     """Whole random matches with the scalar reference (``play_random_match``) for about ``seconds``."""
     from agurk_env.reference import play_random_match
 
@@ -188,7 +255,7 @@ def engine_vs_reference(
     reference_seconds: float | None = None,
     seed: int = 0,
     preset: str | None = None,
-) -> dict[str, Any]:
+) -> EngineResult:
     """The engine, its compiled loop and the scalar reference in one run (``reference_seconds``: default 3 at most).
 
     The engine runs the compiled rules kernel when numba is installed (its compile or cache load on
@@ -200,7 +267,7 @@ def engine_vs_reference(
 
     pinned = all(os.environ.get(var) == "1" for var in THREAD_VARS)
     compiled = rules_kernel.LOADED  # on import, apart from the timing: the compile is not the engine's speed
-    runs: dict[str, Callable[[float], dict[str, float]]] = {"engine": lambda s: bench_engine(rules, batch, s, seed)}
+    runs: dict[str, Callable[[float], Rates]] = {"engine": lambda s: bench_engine(rules, batch, s, seed)}
     if compiled:
         runs["compiled_loop"] = lambda s: bench_compiled_loop(rules, batch, s, seed)
     rates = in_turns(runs, seconds)
@@ -227,7 +294,7 @@ def engine_vs_reference(
     }
 
 
-def bench_search(spec: str = "pimc", seconds: float = 3.0, batch: int = 64, seed: int = 0) -> dict[str, Any]:
+def bench_search(spec: str = "pimc", seconds: float = 3.0, batch: int = 64, seed: int = 0) -> SearchResult:
     """Decisions per second of a search agent (``pimc`` by default), one game at a time and ``batch`` at once.
 
     The decisions are taken in mid-round positions of standard 4-player games reached by
@@ -249,12 +316,20 @@ def bench_search(spec: str = "pimc", seconds: float = 3.0, batch: int = 64, seed
     bits = engine.legal_bits(rules, state)
     agent = make_agent(spec, seed, 0)
     decide(agent, rules, state, np.arange(1), bits[:1])  # one-time loading (a policy's weights) is not timed
-    result: dict[str, Any] = {"bench": "search", "spec": spec, "batch": batch}
-    for label, size in (("single", 1), ("batched", batch)):
+
+    def rate(size: int) -> float:
         decisions, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
             games = (np.arange(size) + decisions) % batch
             decide(agent, rules, state, games, bits[games])
             decisions += size
-        result[f"{label}_decisions_per_s"] = decisions / (time.perf_counter() - start)
-    return result
+        return decisions / (time.perf_counter() - start)
+
+    single = rate(1)
+    return {
+        "bench": "search",
+        "spec": spec,
+        "batch": batch,
+        "single_decisions_per_s": single,
+        "batched_decisions_per_s": rate(batch),
+    }

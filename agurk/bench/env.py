@@ -1,6 +1,6 @@
 """Environment throughput: the AEC env beside PettingZoo's ``leduc_holdem_v4``, and the two vector envs.
 
-:func:`bench_env` returns a plain dict (JSON-ready) for ``agurk bench env``. Every
+:func:`bench_env` returns a JSON-ready dict (:class:`EnvResult`) for ``agurk bench env``. Every
 figure is measured in the same process, one after the other, on one core (the CLI runs it
 through :func:`agurk.bench.engine.pinned`, so that NumPy's thread pools are one thread each).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 import numpy as np
 
@@ -21,7 +21,62 @@ if TYPE_CHECKING:
     from agurk_env.rules import Rules
 
 
-def aec_turns_per_s(make_env: Callable[[], AECEnv], seconds: float, seed: int = 0) -> dict[str, float]:
+class AecRates(TypedDict):
+    """Random legal play through an AEC env (:func:`aec_turns_per_s`)."""
+
+    turns: int
+    episodes: int
+    seconds: float
+    turns_per_s: float
+
+
+class VecRates(TypedDict):
+    """Learner steps of a vector env (:func:`vec_env_steps_per_s`)."""
+
+    steps: int
+    """Learner steps in all: the vector env's steps times ``n_envs``."""
+    episodes: int
+    seconds: float
+    steps_per_s: float
+    n_envs: int
+
+
+class EnvResult(TypedDict, total=False):
+    """The ``agurk bench env`` result (:func:`bench_env`); every key is there but those marked "only".
+
+    Not ``total`` so that it is built in its JSON order, the optional keys between the others.
+    """
+
+    rules: str | Rules
+    seconds: float
+    turns_per_s: float
+    """The Agurk AEC env's turns per second (round episodes)."""
+    agurk: AecRates
+    compile: dict[str, float | bool] | None
+    """The rules kernel's compile or cache load on import (:data:`agurk_env.rules_kernel.LOADED`)."""
+    leduc_turns_per_s: float | None
+    """``None`` when PettingZoo's classic extras are missing."""
+    ratio: float | None
+    """Agurk over Leduc."""
+    leduc_error: str
+    """Only without Leduc: why."""
+    leduc: AecRates
+    """Only with Leduc."""
+    floor_turns_per_s: float
+    """A do-nothing AEC env with Agurk's shapes through the same wrapper and loop."""
+    floor_ratio: float
+    """Only with Leduc: the floor over Leduc."""
+    sb3_steps_per_s: float | None
+    sb3_n_envs: int
+    sb3_error: str
+    """Only without stable-baselines3: why."""
+    sb3: VecRates
+    """Only with stable-baselines3."""
+    gym_vector_steps_per_s: float
+    gym_vector: VecRates
+
+
+def aec_turns_per_s(make_env: Callable[[], AECEnv], seconds: float, seed: int = 0) -> AecRates:
     """Random legal play with PettingZoo's standard loop for about ``seconds``.
 
     Each turn is ``last()``, a uniformly random card from the ``action_mask`` and
@@ -53,19 +108,22 @@ def aec_turns_per_s(make_env: Callable[[], AECEnv], seconds: float, seed: int = 
 
 def interleaved(
     makers: dict[str, Callable[[], AECEnv]], seconds: float, seed: int = 0, slices: int = 3
-) -> dict[str, dict[str, float]]:
+) -> dict[str, AecRates]:
     """:func:`aec_turns_per_s` of every environment for about ``seconds`` each, in ``slices`` turns taken in rotation.
 
     Taking turns spreads a busy machine's changing load over all of them, so their ratios hold
     better than those of one measurement after the other.
     """
-    totals = {name: {"turns": 0, "episodes": 0, "seconds": 0.0} for name in makers}
+    parts: dict[str, list[AecRates]] = {name: [] for name in makers}
     for _ in range(slices):
         for name, make in makers.items():
-            part = aec_turns_per_s(make, seconds / slices, seed)
-            for key in ("turns", "episodes", "seconds"):
-                totals[name][key] += part[key]
-    return {name: {**t, "turns_per_s": t["turns"] / t["seconds"]} for name, t in totals.items()}
+            parts[name].append(aec_turns_per_s(make, seconds / slices, seed))
+    out: dict[str, AecRates] = {}
+    for name, measured in parts.items():
+        turns, elapsed = sum(m["turns"] for m in measured), sum((m["seconds"] for m in measured), 0.0)
+        episodes = sum(m["episodes"] for m in measured)
+        out[name] = {"turns": turns, "episodes": episodes, "seconds": elapsed, "turns_per_s": turns / elapsed}
+    return out
 
 
 def _null_env(players: int = 4, tricks: int = 7, size: int = 0, actions: int = 13) -> AECEnv:
@@ -128,7 +186,7 @@ def _null_env(players: int = 4, tricks: int = 7, size: int = 0, actions: int = 1
 
 def vec_env_steps_per_s(
     n_envs: int, seconds: float, rules: str | Rules = "standard", seed: int = 0, api: str = "sb3"
-) -> dict[str, float]:
+) -> VecRates:
     """A vector env of ``n_envs`` games stepped with random legal cards (random opponents) for about ``seconds``.
 
     ``api="sb3"`` steps ``sb3_vec_env(n_envs)``, ``api="gymnasium"`` steps
@@ -170,13 +228,13 @@ def vec_env_steps_per_s(
     }
 
 
-def bench_env(seconds: float = 3.0, rules: str = "standard", n_envs: int = 1024, seed: int = 0) -> dict[str, Any]:
+def bench_env(seconds: float = 3.0, rules: str | Rules = "standard", n_envs: int = 1024, seed: int = 0) -> EnvResult:
     """AEC turns/s beside ``leduc_holdem_v4`` in the same run, and the SB3 and gymnasium vector envs' learner steps/s.
 
     Args:
         seconds: Time for each of the four measurements (the three AEC ones taken in turns, see
             :func:`interleaved`).
-        rules: The preset the Agurk environments play.
+        rules: The preset (or the rules) the Agurk environments play.
         n_envs: Games in the measured vector envs.
         seed: Seed of the deals and of the random cards.
 
@@ -194,7 +252,8 @@ def bench_env(seconds: float = 3.0, rules: str = "standard", n_envs: int = 1024,
     from agurk_env.aec_env import env
 
     compiled = rules_kernel.LOADED  # on import, before the timing: the compile is not a turn's cost
-    makers: dict[str, Callable[[], Any]] = {"agurk": lambda: env(rules), "floor": _null_env}
+    makers: dict[str, Callable[[], AECEnv]] = {"agurk": lambda: env(rules), "floor": _null_env}
+    leduc_error: str | None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # PettingZoo's old env-creation API notice
@@ -206,23 +265,24 @@ def bench_env(seconds: float = 3.0, rules: str = "standard", n_envs: int = 1024,
         makers["leduc"] = leduc_holdem_v4.env
     rates = interleaved(makers, seconds, seed)
     agurk, floor = rates["agurk"], rates["floor"]
-    result: dict[str, Any] = {"rules": rules, "seconds": seconds, "turns_per_s": agurk["turns_per_s"], "agurk": agurk}
+    result: EnvResult = {"rules": rules, "seconds": seconds, "turns_per_s": agurk["turns_per_s"], "agurk": agurk}
     result["compile"] = compiled
     if leduc_error:
-        result.update(leduc_turns_per_s=None, ratio=None, leduc_error=leduc_error)
+        result["leduc_turns_per_s"], result["ratio"], result["leduc_error"] = None, None, leduc_error
     else:
         leduc = rates["leduc"]
-        result.update(leduc_turns_per_s=leduc["turns_per_s"], ratio=agurk["turns_per_s"] / leduc["turns_per_s"])
+        result["leduc_turns_per_s"] = leduc["turns_per_s"]
+        result["ratio"] = agurk["turns_per_s"] / leduc["turns_per_s"]
         result["leduc"] = leduc
     result["floor_turns_per_s"] = floor["turns_per_s"]  # a do-nothing AEC env through the same loop
-    if result["leduc_turns_per_s"]:
-        result["floor_ratio"] = floor["turns_per_s"] / result["leduc_turns_per_s"]
+    if leduc_turns := result["leduc_turns_per_s"]:
+        result["floor_ratio"] = floor["turns_per_s"] / leduc_turns
     try:
         vec = vec_env_steps_per_s(n_envs, seconds, rules, seed)
     except ImportError as e:
-        result.update(sb3_steps_per_s=None, sb3_n_envs=n_envs, sb3_error=f"{e}")
+        result["sb3_steps_per_s"], result["sb3_n_envs"], result["sb3_error"] = None, n_envs, f"{e}"
     else:
-        result.update(sb3_steps_per_s=vec["steps_per_s"], sb3_n_envs=n_envs, sb3=vec)
+        result["sb3_steps_per_s"], result["sb3_n_envs"], result["sb3"] = vec["steps_per_s"], n_envs, vec
     gym = vec_env_steps_per_s(n_envs, seconds, rules, seed, api="gymnasium")
-    result.update(gym_vector_steps_per_s=gym["steps_per_s"], gym_vector=gym)
+    result["gym_vector_steps_per_s"], result["gym_vector"] = gym["steps_per_s"], gym
     return result

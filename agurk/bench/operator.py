@@ -19,7 +19,7 @@ those units times 15 (penalty points, where nobody goes out), with a 95% normal 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -32,6 +32,35 @@ if TYPE_CHECKING:
 
 KEEP = 0.15
 """Share of the self-play decisions with a choice kept as positions (spread over the round)."""
+
+
+class Gain(TypedDict):
+    """A mean true-deal gain over the policy's card, in penalty points per decision, with its 95% interval."""
+
+    gain: float
+    ci: list[float]
+    """``[low, high]``."""
+
+
+class OperatorRow(TypedDict):
+    """The operator at one ``(worlds, belief)``: its gain, how often it picks the policy's card, its time."""
+
+    worlds: int
+    belief: bool
+    gain: float
+    ci: list[float]
+    agrees: float
+    """The share of positions where the operator's card is the policy's."""
+    ms_per_decision: float
+
+
+class OperatorResult(TypedDict):
+    """The ``agurk bench operator`` result (:func:`bench_operator`)."""
+
+    positions: int
+    ceiling: Gain
+    """The best card on the true deal (it sees every hand)."""
+    operators: list[OperatorRow]
 
 
 def positions(rules: Rules, net: nn.Module, count: int, seed: int) -> engine.State:
@@ -53,9 +82,7 @@ def positions(rules: Rules, net: nn.Module, count: int, seed: int) -> engine.Sta
     return concat(kept)
 
 
-def bench_operator(
-    rules: Rules, policy: str, count: int, configs: list[tuple[int, bool]], seed: int
-) -> dict[str, Any]:
+def bench_operator(rules: Rules, policy: str, count: int, configs: list[tuple[int, bool]], seed: int) -> OperatorResult:
     """The policy's and the operator's true-deal utility per decision, for each ``(worlds, belief)`` in ``configs``."""
     from agents.guided import PolicyMoves, PolicyNets, improve, policy_moves  # torch
     from agents.pimc import PENALTY_SCALE
@@ -71,19 +98,27 @@ def bench_operator(
     rows = np.arange(state.batch)
     mine = policy_moves(rules, net, state, "greedy", rng)
 
-    def gain(choice: np.ndarray) -> dict[str, float]:
+    def gain(choice: np.ndarray) -> Gain:
         d = (true[rows, choice] - true[rows, mine]) * PENALTY_SCALE
         half = 1.96 * d.std(ddof=1) / np.sqrt(d.size)
         return {"gain": float(d.mean()), "ci": [float(d.mean() - half), float(d.mean() + half)]}
 
-    result: dict[str, Any] = {"positions": int(state.batch), "ceiling": gain(true.argmax(1)), "operators": []}
+    result: OperatorResult = {"positions": int(state.batch), "ceiling": gain(true.argmax(1)), "operators": []}
     public = Decision(rules, state, rows, engine.legal_bits(rules, state)).public  # what the mover sees
     for worlds, belief in configs:
         start = time.perf_counter()
         choice = improve(rules, net, public, legal, worlds, np.random.default_rng([seed, 3, worlds]), belief=belief)
         seconds = time.perf_counter() - start
-        row = {"worlds": worlds, "belief": belief, **gain(choice.argmax(1))}
-        row["agrees"] = float(np.mean(choice.argmax(1) == mine))
-        row["ms_per_decision"] = 1000 * seconds / state.batch
-        result["operators"].append(row)
+        g = gain(choice.argmax(1))
+        agrees = float(np.mean(choice.argmax(1) == mine))
+        result["operators"].append(
+            {
+                "worlds": worlds,
+                "belief": belief,
+                "gain": g["gain"],
+                "ci": g["ci"],
+                "agrees": agrees,
+                "ms_per_decision": 1000 * seconds / state.batch,
+            }
+        )
     return result

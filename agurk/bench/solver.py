@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import platform
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 if TYPE_CHECKING:
-    from agurk_env.rules import Rules
+    from agurk_env.rules import Rules, RuleValue
 
-CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
+CONFIGS: dict[str, tuple[str, dict[str, RuleValue]]] = {
     "4x7": ("standard", {}),
     "6x7": ("standard", {"players": 6}),
     "8x6": ("standard", {"players": 8, "hand_size": 6}),
@@ -45,12 +45,53 @@ PIMC_SPECS: dict[str, str] = {"pimc_exact": "pimc:eval=exact;worlds={w}", "pimc_
 """The two searches measured side by side (``{w}``: the worlds), keyed as in the result."""
 
 
+class DealTimes(TypedDict):
+    """Milliseconds per whole deal of the exact solver on one configuration, on one path."""
+
+    median_ms: float
+    mean_ms: float
+    max_ms: float
+    deals: int
+    """The deals solved (the pure-Python path stops after ``seconds``)."""
+    rules: str
+    """The preset and the options changed on top of it."""
+    path: str
+    """``numba`` or ``python``."""
+
+
+class FictiveTimes(TypedDict):
+    """Milliseconds per seat of the fictive player's best response against ``guard`` (:func:`bench_fictive`)."""
+
+    median_ms: float
+    max_ms: float
+    batched_ms_per_seat: float
+    seats: int
+    chunk: int
+    """Seats per batched call."""
+    rules: NotRequired[str]
+    """Added by :func:`bench_solver`: the configuration's label, as in :class:`DealTimes`."""
+
+
+class PimcTimes(TypedDict):
+    """Decisions per second of one of :data:`PIMC_SPECS`, one game per call (:func:`bench_pimc`)."""
+
+    decisions_per_s: float
+    median_ms: float
+    max_ms: float
+    decisions: int
+    spec: str
+    rules: str
+
+
 def bench_solver(
     seconds: float = 20.0, deals: int = 200, seed: int = 0, decisions: int = 280, worlds: int = 16
 ) -> dict[str, Any]:
     """Median, mean and max ms per deal for each of :data:`CONFIGS` (``NAME``: compiled, ``NAME_python``), and PIMC.
 
-    The PIMC figures are keyed as :data:`PIMC_SPECS` (see :func:`bench_pimc`).
+    A mapping, not a TypedDict: besides ``bench``, ``deals``, ``seed``, ``python_seconds``, ``numba``,
+    ``python`` and (with numba) ``compile``, its keys are the configurations' names: a :class:`DealTimes`
+    under ``NAME`` and ``NAME_python``, a :class:`FictiveTimes` under ``fictive_NAME`` (each of
+    :data:`FICTIVE_CONFIGS`), and a :class:`PimcTimes` under each key of :data:`PIMC_SPECS` (see :func:`bench_pimc`).
     """
     import numpy as np
 
@@ -83,7 +124,7 @@ def bench_solver(
                 solver.solve_deals(rules, state.hands[i : i + 1], state.cur[i : i + 1], jit=jit)
                 times.append(time.perf_counter() - t)
             ms = np.array(times) * 1e3
-            result[name + suffix] = {
+            measured: DealTimes = {
                 "median_ms": float(np.median(ms)),
                 "mean_ms": float(ms.mean()),
                 "max_ms": float(ms.max()),
@@ -91,13 +132,16 @@ def bench_solver(
                 "rules": label,
                 "path": "numba" if jit else "python",
             }
+            result[name + suffix] = measured
         if name in FICTIVE_CONFIGS:
-            result[f"fictive_{name}"] = bench_fictive(rules, deals, seed) | {"rules": label}
+            fictive = bench_fictive(rules, deals, seed)
+            fictive["rules"] = label
+            result[f"fictive_{name}"] = fictive
     result.update(bench_pimc(decisions=decisions, worlds=worlds, seed=seed))
     return result
 
 
-def bench_fictive(rules: Rules, deals: int, seed: int) -> dict[str, Any]:
+def bench_fictive(rules: Rules, deals: int, seed: int) -> FictiveTimes:
     """Milliseconds per seat of the best response against ``guard``: one seat per call (median, max) and batched."""
     import numpy as np
 
@@ -134,7 +178,7 @@ def bench_fictive(rules: Rules, deals: int, seed: int) -> dict[str, Any]:
     }
 
 
-def bench_pimc(decisions: int = 280, worlds: int = 16, seed: int = 0) -> dict[str, dict[str, Any]]:
+def bench_pimc(decisions: int = 280, worlds: int = 16, seed: int = 0) -> dict[str, PimcTimes]:
     """Decisions per second (and median / max ms per decision) of each of :data:`PIMC_SPECS`, one game per call."""
     import numpy as np
 
@@ -154,7 +198,7 @@ def bench_pimc(decisions: int = 280, worlds: int = 16, seed: int = 0) -> dict[st
         taken.append(state)
         state = engine.play(rules, state, engine.random_legal(engine.legal_bits(rules, state), rng))
     positions = [(s, g) for g in range(state.batch) for s in taken][:decisions]
-    result: dict[str, dict[str, Any]] = {}
+    result: dict[str, PimcTimes] = {}
     for key, spec in PIMC_SPECS.items():
         agent = make_agent(spec.format(w=worlds), seed, 0)
         times = []

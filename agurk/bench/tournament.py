@@ -13,7 +13,7 @@ import os
 import platform
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 from agents.tasks import Backend
 from agents.tournament import tournament
@@ -23,9 +23,32 @@ AGENTS = ("shed", "guard", "counter", "ducker")
 """The default entries: the four heuristics, as in the README's ``agurk evaluate`` figure."""
 
 
+class TournamentResult(TypedDict):
+    """The ``agurk bench tournament`` result (:func:`bench_tournament`): seconds on each backend."""
+
+    agents: list[str]
+    matches: int
+    deals: int
+    workers: int
+    one_process_s: float
+    local_workers_s: float
+    ray_start_s: float
+    """Ray's own start, apart from the runs."""
+    ray_cold_s: float
+    """The first Ray run, its worker processes still starting."""
+    ray_warm_s: float
+    speedup_local: float
+    speedup_ray_warm: float
+    same_numbers: bool
+    """Whether every run gave the same numbers."""
+    cpus: int | None
+    python: str
+    ray: str
+
+
 def bench_tournament(
     matches: int = 10_000, workers: int = 2, seed: int = 0, agents: Sequence[str] = AGENTS
-) -> dict[str, Any]:
+) -> TournamentResult:
     """Seconds of a ``matches``-match tournament of ``agents`` (one per seat, standard rules) on each backend."""
     import ray
 

@@ -15,11 +15,43 @@ from __future__ import annotations
 
 import platform
 import time
-from typing import Any
+from typing import TypedDict
 
 from training.config import Config, config_from_dict, config_to_dict, load_config, packaged_config
 
 OPPONENTS = "random"
+
+
+class TrainRate(TypedDict):
+    """Learner decisions per second of one trainer over whole updates after a warm-up update."""
+
+    decisions_per_s: float
+    decisions: int
+    seconds: float
+    updates: int
+
+
+class TrainResult(TypedDict):
+    """The ``agurk bench train`` result (:func:`bench_train`)."""
+
+    bench: str
+    decisions_per_s: float
+    """The PPO trainer in self-play."""
+    sb3_decisions_per_s: float
+    """MaskablePPO against :data:`OPPONENTS`."""
+    ppo_same_opponents_decisions_per_s: float
+    """The PPO trainer, one learner seat against :data:`OPPONENTS`."""
+    ratio: float
+    ratio_same_opponents: float
+    opponents: str
+    network: str
+    threads: int
+    rollout: str
+    ppo: TrainRate
+    ppo_same_opponents: TrainRate
+    sb3: TrainRate
+    torch: str
+    python: str
 
 
 def bench_config(threads: int, seed: int, **changes: object) -> Config:
@@ -42,7 +74,7 @@ def bench_config(threads: int, seed: int, **changes: object) -> Config:
     return config_from_dict(data)
 
 
-def _ppo_rate(cfg: Config, seconds: float) -> dict[str, float]:
+def _ppo_rate(cfg: Config, seconds: float) -> TrainRate:
     """Decisions per second of the PPO trainer over whole updates after a warm-up update."""
     from training.ppo import PPOTrainer
 
@@ -59,7 +91,7 @@ def _ppo_rate(cfg: Config, seconds: float) -> dict[str, float]:
     return {"decisions_per_s": decisions / elapsed, "decisions": decisions, "seconds": elapsed, "updates": updates}
 
 
-def _sb3_rate(cfg: Config, seconds: float) -> dict[str, float]:
+def _sb3_rate(cfg: Config, seconds: float) -> TrainRate:
     """Decisions per second of MaskablePPO over whole updates (rollout starts) after a warm-up update."""
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -81,8 +113,8 @@ def _sb3_rate(cfg: Config, seconds: float) -> dict[str, float]:
     return {"decisions_per_s": rate, "decisions": s1 - s0, "seconds": t1 - t0, "updates": len(marks) - 2}
 
 
-def bench_train(seconds: float = 20.0, threads: int = 1, seed: int = 0) -> dict[str, Any]:
-    """Run the three measurements (about ``3 * seconds`` plus warm-ups); return a JSON-ready dict."""
+def bench_train(seconds: float = 20.0, threads: int = 1, seed: int = 0) -> TrainResult:
+    """Run the three measurements (about ``3 * seconds`` plus warm-ups); return their JSON-ready figures."""
     import torch
 
     from agurk_env import observation

@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agurk.cli.common import (
     RULE_NOTES,
@@ -26,6 +26,9 @@ from agurk.cli.common import (
 from agurk.game_options import TableOptions
 from agurk.web import MAX_GAMES, MAX_SECONDS
 from agurk_env.options import option
+
+if TYPE_CHECKING:
+    from agurk.bench.env import EnvResult
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -368,12 +371,11 @@ def _env(args: EnvBench) -> int:
     return 0
 
 
-def env_lines(result: dict[str, Any], table: str) -> list[str]:
+def env_lines(result: EnvResult, table: str) -> list[str]:
     """``agurk bench env``'s text: every figure of :func:`agurk.bench.env.bench_env`, or why it is missing."""
 
-    def rate(key: str, error: str) -> str:
-        value = result.get(key)
-        return f"{'n/a':>12} ({result[error]})" if value is None else f"{value:>12,.0f}"
+    def rate(value: float | None, error: str | None) -> str:
+        return f"{'n/a':>12} ({error})" if value is None else f"{value:>12,.0f}"
 
     lines = [f"rules          {table}"]
     warm = result["compile"]
@@ -381,8 +383,8 @@ def env_lines(result: dict[str, Any], table: str) -> list[str]:
         how = "loaded from numba's cache" if warm["from_cache"] else "compiled (first call; cached on disk after)"
         lines.append(f"rules kernel   {warm['seconds']:>12.2f} s {how}, before the timing")
     path = "compiled rules kernel" if warm else "the rules kernel as plain Python, numba not installed"
-    lines.append(f"AEC env        {rate('turns_per_s', 'error')} turns/s (random legal play, one game; {path})")
-    leduc = rate("leduc_turns_per_s", "leduc_error")
+    lines.append(f"AEC env        {result['turns_per_s']:>12,.0f} turns/s (random legal play, one game; {path})")
+    leduc = rate(result.get("leduc_turns_per_s"), result.get("leduc_error"))
     lines.append(f"leduc_holdem   {leduc} turns/s (PettingZoo leduc_holdem_v4, same loop)")
     if result.get("ratio") is not None:
         lines.append(f"ratio          {result['ratio']:>12.2f}x  (Agurk AEC / Leduc)")
@@ -391,7 +393,7 @@ def env_lines(result: dict[str, Any], table: str) -> list[str]:
         f"floor          {result['floor_turns_per_s']:>12,.0f} turns/s (a do-nothing AEC env with Agurk's shapes,"
         f" same wrapper and loop: no AEC env beats it{beside})"
     )
-    sb3, games = rate("sb3_steps_per_s", "sb3_error"), result["sb3_n_envs"]
+    sb3, games = rate(result.get("sb3_steps_per_s"), result.get("sb3_error")), result["sb3_n_envs"]
     lines.append(f"sb3_vec_env    {sb3} learner steps/s ({games} games, random opponents)")
     gym = result["gym_vector_steps_per_s"]
     lines.append(f"gym_vector_env {gym:>12,.0f} learner steps/s (gymnasium.make_vec, the same {games} games)")
@@ -430,12 +432,12 @@ def _train(args: TrainBench) -> int:
         print(json.dumps(result))
         return 0
     print(f"network    {result['network']}, {result['threads']} torch thread(s), standard rules, 4 players")
-    for key, label in (
-        ("decisions_per_s", "PPO (self-play)"),
-        ("ppo_same_opponents_decisions_per_s", f"PPO (vs {result['opponents']})"),
-        ("sb3_decisions_per_s", f"SB3 (vs {result['opponents']})"),
+    for rate, label in (
+        (result["decisions_per_s"], "PPO (self-play)"),
+        (result["ppo_same_opponents_decisions_per_s"], f"PPO (vs {result['opponents']})"),
+        (result["sb3_decisions_per_s"], f"SB3 (vs {result['opponents']})"),
     ):
-        print(f"{label:<22} {result[key]:>12,.0f} decisions/s")
+        print(f"{label:<22} {rate:>12,.0f} decisions/s")
     print(f"{'ratio':<22} {result['ratio']:>12.1f}x  PPO self-play / SB3")
     same = result["ratio_same_opponents"]
     print(f"{'ratio, same opponents':<22} {same:>12.1f}x  PPO / SB3, both vs {result['opponents']}")
@@ -638,7 +640,7 @@ def _operator(args: OperatorBench) -> int:
     return 0
 
 
-_BENCHES: dict[str, tuple[type[Any], Callable[[Any], int]]] = {
+_BENCHES: dict[str, tuple[type[BenchOptions], Callable[[Any], int]]] = {
     "engine": (EngineBench, _engine),
     "env": (EnvBench, _env),
     "search": (SearchBench, _search),
