@@ -33,7 +33,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from agents.registry import STRONGEST_HEURISTIC, AgentSpecError, make_agent
 from agents.tasks import LOCAL, Backend, TaskError, TaskProgress, run_tasks
@@ -66,6 +66,63 @@ COLUMNS = (
     *(f"{k}{s}" for k in STATS for s in ("", "_low", "_high")),
 )
 """The columns of the results table (``*_low`` / ``*_high``: the 95% bootstrap interval)."""
+
+
+class SweepRow(TypedDict):
+    """One row of the results table (:data:`COLUMNS`): one agent at one grid point, against the opponent."""
+
+    key: str
+    """The grid point's :attr:`Point.key`."""
+    preset: str
+    players: int
+    hand_size: int
+    seed: int
+    override: str
+    """The grid point's override as ``key=value`` items (:attr:`Point.override_text`)."""
+    agent: str
+    """The focal agent's spec, or :data:`TRAINED` for the grid point's trained agent."""
+    opponent: str
+    deals: int
+    win_rate: float
+    win_rate_low: float
+    win_rate_high: float
+    mean_penalty: float
+    mean_penalty_low: float
+    mean_penalty_high: float
+    last_trick_rate: float
+    last_trick_rate_low: float
+    last_trick_rate_high: float
+    rating: float
+    rating_low: float
+    rating_high: float
+
+
+class StoredTask(TypedDict):
+    """``tasks/KEY.json``: a finished task's rows."""
+
+    key: str
+    rows: list[SweepRow]
+
+
+class PointResult(StoredTask):
+    """What :func:`run_point` returns: its rows and the trained agent's checkpoint bytes (``None``: no training)."""
+
+    checkpoint: bytes | None
+
+
+class SweepFile(TypedDict):
+    """``sweep.json``: the resolved config that marks the folder as this sweep's."""
+
+    format: str
+    config: dict[str, Any]
+    """``dataclasses.asdict`` of the :class:`SweepConfig` (its YAML form)."""
+
+
+class Results(SweepFile):
+    """``results.json``: every row, in grid order."""
+
+    columns: list[str]
+    rows: list[SweepRow]
 
 
 @dataclass
@@ -245,7 +302,7 @@ def train_config(cfg: SweepConfig, point: Point) -> Config:
 # ----------------------------------------------------------------------------- the task
 
 
-def run_point(progress: TaskProgress, point: Point, cfg: SweepConfig, train: Config | None) -> dict[str, Any]:
+def run_point(progress: TaskProgress, point: Point, cfg: SweepConfig, train: Config | None) -> PointResult:
     """One grid point (a task): train its agent if asked, play every agent against the opponent; its rows.
 
     Returns ``{"key", "rows", "checkpoint"}``, ``checkpoint`` the trained agent's bytes (or
@@ -266,7 +323,7 @@ def run_point(progress: TaskProgress, point: Point, cfg: SweepConfig, train: Con
             done = steps
             specs.append(f"ppo:{checkpoint}")
             labels.append(TRAINED)
-        rows = []
+        rows: list[SweepRow] = []
         for spec, label in zip(specs, labels, strict=True):
             cost = match_cost(spec)
             result = tournament(
@@ -280,21 +337,31 @@ def run_point(progress: TaskProgress, point: Point, cfg: SweepConfig, train: Con
             )
             done += matches * cost
             focal = result.entries[0]
-            row = {
-                "key": point.key,
-                "preset": point.preset,
-                "players": point.players,
-                "hand_size": point.hand_size,
-                "seed": point.seed,
-                "override": point.override_text,
-                "agent": label,
-                "opponent": cfg.opponent,
-                "deals": cfg.deals,
-            }
-            for k in STATS:
-                row[k] = getattr(focal, k)
-                row[f"{k}_low"], row[f"{k}_high"] = getattr(focal, f"{k}_ci")
-            rows.append(row)
+            rows.append(
+                {
+                    "key": point.key,
+                    "preset": point.preset,
+                    "players": point.players,
+                    "hand_size": point.hand_size,
+                    "seed": point.seed,
+                    "override": point.override_text,
+                    "agent": label,
+                    "opponent": cfg.opponent,
+                    "deals": cfg.deals,
+                    "win_rate": focal.win_rate,
+                    "win_rate_low": focal.win_rate_ci[0],
+                    "win_rate_high": focal.win_rate_ci[1],
+                    "mean_penalty": focal.mean_penalty,
+                    "mean_penalty_low": focal.mean_penalty_ci[0],
+                    "mean_penalty_high": focal.mean_penalty_ci[1],
+                    "last_trick_rate": focal.last_trick_rate,
+                    "last_trick_rate_low": focal.last_trick_rate_ci[0],
+                    "last_trick_rate_high": focal.last_trick_rate_ci[1],
+                    "rating": focal.rating,
+                    "rating_low": focal.rating_ci[0],
+                    "rating_high": focal.rating_ci[1],
+                }
+            )
         return {"key": point.key, "rows": rows, "checkpoint": checkpoint.read_bytes() if train else None}
 
 
@@ -309,7 +376,7 @@ with the running tasks' shares added, and the task that just finished (``None``:
 class SweepResult:
     """A finished sweep: every row in grid order, and which tasks ran now or were read back."""
 
-    rows: list[dict[str, Any]]
+    rows: list[SweepRow]
     ran: list[str]
     resumed: list[str]
     moved: Path | None
@@ -337,11 +404,12 @@ def claim_sweep(out: Path, config: dict[str, Any], force: bool = False) -> Path 
     if not force and out.is_dir() and any(out.iterdir()):
         raise RunFolderError(out, "is not empty and holds no sweep", "move_aside")
     moved = claim_out(out, force)
-    atomic_write_text(marker, json.dumps({"format": FORMAT, "config": config}, indent=2) + "\n")
+    marked: SweepFile = {"format": FORMAT, "config": config}
+    atomic_write_text(marker, json.dumps(marked, indent=2) + "\n")
     return moved
 
 
-def _read_task(path: Path) -> dict[str, Any] | None:
+def _read_task(path: Path) -> StoredTask | None:
     """A stored task's result, or None when there is none (or it cannot be read: the task runs again)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -368,7 +436,7 @@ def run_sweep(
     config = dataclasses.asdict(cfg)
     moved = claim_sweep(out, config, force)
     points = grid(cfg)
-    stored: dict[str, dict[str, Any]] = {}
+    stored: dict[str, StoredTask] = {}
     for point in points:
         data = _read_task(out / TASKS / f"{point.key}.json")
         if data is not None:
@@ -377,11 +445,11 @@ def run_sweep(
     total = len(points)
     ran: list[str] = []
 
-    def on_result(index: int, result: dict[str, Any]) -> None:
+    def on_result(index: int, result: PointResult) -> None:
         key = todo[index].key
         if result["checkpoint"] is not None:
             atomic_write(out / CHECKPOINTS / f"{key}.pt", lambda f: f.write(result["checkpoint"]))
-        data = {"key": key, "rows": result["rows"]}
+        data: StoredTask = {"key": key, "rows": result["rows"]}
         atomic_write_text(out / TASKS / f"{key}.json", json.dumps(data, indent=2) + "\n")
         stored[key] = data
         ran.append(key)
@@ -415,11 +483,11 @@ def run_sweep(
     return SweepResult(rows, ran, [p.key for p in points if p.key not in ran], moved)
 
 
-def write_results(out: Path, config: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+def write_results(out: Path, config: dict[str, Any], rows: list[SweepRow]) -> None:
     """``results.json``, ``results.csv`` and ``results.png`` (:func:`skill.plots.plot_sweep`) of the rows."""
     from skill.plots import plot_sweep
 
-    data = {"format": FORMAT, "config": config, "columns": list(COLUMNS), "rows": rows}
+    data: Results = {"format": FORMAT, "config": config, "columns": list(COLUMNS), "rows": rows}
     atomic_write_text(out / "results.json", json.dumps(data, indent=2) + "\n")
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")

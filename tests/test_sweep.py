@@ -19,7 +19,7 @@ pytest.importorskip("matplotlib")
 from faults import fail_task
 
 from agurk.cli import main
-from skill.sweep import grid, load_sweep, run_sweep, sweep_from_dict
+from skill.sweep import SweepRow, grid, load_sweep, run_sweep, sweep_from_dict
 from training.config import packaged_config
 from training.run_folder import RunFolderError
 
@@ -67,7 +67,7 @@ def test_the_table(baseline: dict[str, bytes]) -> None:
     assert [r["key"] for r in rows[::2]] == keys
     assert [r["agent"] for r in rows] == ["random", "ducker"] * 4
     for r in rows:
-        assert list(r) == data["columns"]
+        assert list(r) == data["columns"] == list(SweepRow.__annotations__)
         for k in ("win_rate", "mean_penalty", "last_trick_rate", "rating"):
             assert r[f"{k}_low"] <= r[k] <= r[f"{k}_high"]
     by = {(r["key"], r["agent"]): r for r in rows}
