@@ -15,14 +15,40 @@ import csv
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from agents.tasks import LOCAL, Backend
 from agents.tournament import tournament
 from agurk_env.atomic import atomic_text, atomic_write_text
 from agurk_env.rules import Rules
 from training.config import load_config
-from training.run_folder import CHECKPOINTS, read_kept
+from training.run_folder import CHECKPOINTS, KeptCheckpoint, read_kept
+
+
+class CurvePoint(TypedDict):
+    """One kept checkpoint against one opponent: its save's step and times, the focal win rate and mean penalty."""
+
+    step: int
+    train_seconds: float
+    wall_seconds: float
+    opponent: str
+    win_rate: float
+    win_rate_ci: list[float]
+    """The win rate's 95% bootstrap interval ``[low, high]``."""
+    mean_penalty: float
+    """Penalty points per round."""
+
+
+class Curve(TypedDict):
+    """The ``curve.json`` object: one run's points, on the same deals for every checkpoint."""
+
+    run: str
+    players: int
+    deals: int
+    seed: int
+    points: list[CurvePoint]
+    beside: NotRequired[list[Curve]]
+    """The curves of other runs on the same deals (``agurk curve --beside``)."""
 
 
 class CurveError(ValueError):
@@ -40,7 +66,7 @@ def curve_rules(run: str | Path, players: int | None = None) -> Rules:
     raise CurveError(f"the run was trained on {', '.join(str(r.players) for r in sets)} players, not {players}")
 
 
-def kept_checkpoints(run: str | Path) -> list[dict[str, Any]]:
+def kept_checkpoints(run: str | Path) -> list[KeptCheckpoint]:
     """The kept checkpoints of ``run`` (:func:`training.run_folder.read_kept`); :class:`CurveError` if none."""
     rows = read_kept(run)
     if not rows:
@@ -58,8 +84,8 @@ def learning_curve(
     players: int | None = None,
     workers: int = 1,
     backend: Backend = LOCAL,
-    on_point: Callable[[dict[str, Any]], Any] | None = None,
-) -> dict[str, Any]:
+    on_point: Callable[[CurvePoint], object] | None = None,
+) -> Curve:
     """Each kept checkpoint of ``run`` against ``players - 1`` copies of each opponent; one point per pair.
 
     A point has the checkpoint's ``step``, ``train_seconds``, ``wall_seconds``, the
@@ -68,15 +94,17 @@ def learning_curve(
     """
     rules = curve_rules(run, players)
     rows = kept_checkpoints(run)
-    points = []
+    points: list[CurvePoint] = []
     for row in rows:
         path = (Path(run) / CHECKPOINTS / row["file"]).resolve()
         for opponent in opponents:
             specs = [f"ppo:{path}", *[opponent] * (rules.players - 1)]
             result = tournament(rules, specs, deals, seed, workers=workers, backend=backend)
             focal = result.entries[0]
-            point = {
-                **{k: row[k] for k in ("step", "train_seconds", "wall_seconds")},
+            point: CurvePoint = {
+                "step": row["step"],
+                "train_seconds": row["train_seconds"],
+                "wall_seconds": row["wall_seconds"],
                 "opponent": opponent,
                 "win_rate": focal.win_rate,
                 "win_rate_ci": list(focal.win_rate_ci),
@@ -88,7 +116,7 @@ def learning_curve(
     return {"run": str(run), "players": rules.players, "deals": deals, "seed": seed, "points": points}
 
 
-def write_curve(curve: dict[str, Any], out: Path) -> None:
+def write_curve(curve: Curve, out: Path) -> None:
     """``curve.json``, ``curve.csv`` (one row per point) and ``curve.png`` into ``out``."""
     from skill.plots import plot_curve
 

@@ -8,7 +8,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agurk.cli.common import (
     PROG,
@@ -27,6 +27,9 @@ from agurk.cli.common import (
 )
 from agurk.cli.stop_signals import stopped
 from agurk_env.options import REQUIRED, option, split_list
+
+if TYPE_CHECKING:
+    from skill.curve import CurvePoint
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,7 +124,7 @@ def run(namespace: argparse.Namespace) -> int:
     total, start = len(rows) * len(opponents), time.perf_counter()
     done = 0
 
-    def on_point(point: dict[str, Any]) -> None:
+    def on_point(point: CurvePoint) -> None:
         nonlocal done
         done += 1
         if not args.quiet:
