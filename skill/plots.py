@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from agurk_env.atomic import atomic_write
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
-def _pyplot() -> Any:
+    from skill.convergence import Convergence
+    from skill.curve import Curve
+    from skill.report import Report
+    from skill.sweep import SweepRow
+
+
+def _pyplot() -> ModuleType:
     """Matplotlib's pyplot on the file-only Agg backend (no display needed)."""
     import matplotlib
 
@@ -31,12 +40,12 @@ def _errors(values: list[float | None], cis: list[list[float | None]], cap: floa
 _SAVE = {"dpi": 120, "metadata": {"Software": None}}  # no version stamp: the same report, byte for byte
 
 
-def save(fig: Any, path: Path) -> None:
+def save(fig: Figure, path: Path) -> None:
     """Write ``fig`` as a PNG to ``path`` atomically (an interruption leaves the previous image)."""
     atomic_write(path, lambda f: fig.savefig(f, format="png", **_SAVE))
 
 
-def plot_rs(report: dict[str, Any], path: Path) -> None:
+def plot_rs(report: Report, path: Path) -> None:
     """``rs.png``: relative skill (win rate and penalty) per variant with 95% intervals, ranked."""
     plt = _pyplot()
     variants = report["variants"]
@@ -58,7 +67,7 @@ def plot_rs(report: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def plot_ladder(report: dict[str, Any], path: Path) -> None:
+def plot_ladder(report: Report, path: Path) -> None:
     """``ladder.png``: each ladder agent's focal win rate per variant, with 95% intervals and the fair share."""
     plt = _pyplot()
     variants = report["variants"]
@@ -80,7 +89,7 @@ def plot_ladder(report: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def plot_sweep(rows: list[dict[str, Any]], path: Path) -> None:
+def plot_sweep(rows: list[SweepRow], path: Path) -> None:
     """``results.png`` of ``agurk sweep``: each agent's win rate at each grid point, 95% intervals, the fair share."""
     plt = _pyplot()
     keys = list(dict.fromkeys(r["key"] for r in rows))
@@ -124,7 +133,7 @@ def plot_heatmaps(path: Path, title: str, players: list[int], hands: list[int], 
         finite = grid[np.isfinite(grid)]
         if log and finite.size and finite.min() > 0:
             low, high = float(finite.min()), float(finite.max())
-            norm: Any = LogNorm(low / 1.5, high * 1.5) if low == high else LogNorm(low, high)
+            norm: Normalize = LogNorm(low / 1.5, high * 1.5) if low == high else LogNorm(low, high)
             cmap = plt.get_cmap("viridis_r").with_extremes(bad="#d9d9d9")
         else:
             norm = Normalize(min(0.0, *finite), max(1.0, *finite)) if finite.size else Normalize(0.0, 1.0)
@@ -150,7 +159,7 @@ def plot_heatmaps(path: Path, title: str, players: list[int], hands: list[int], 
     plt.close(fig)
 
 
-def plot_curve(curve: dict[str, Any], path: Path) -> None:
+def plot_curve(curve: Curve, path: Path) -> None:
     """``curve.png``: the focal win rate of each kept checkpoint by wall time, one line per run and opponent.
 
     The curves of ``curve["beside"]`` (other runs on the same deals) are drawn with their run's name.
@@ -176,7 +185,7 @@ def plot_curve(curve: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def plot_convergence(data: dict[str, Any], path: Path) -> None:
+def plot_convergence(data: Convergence, path: Path) -> None:
     """``convergence.png``: RS (win rate and penalty) against training decisions, one line per variant, 95% intervals.
 
     The x axis is logarithmic; each variant's points are set a little apart so the error bars do not hide each other.
