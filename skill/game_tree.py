@@ -12,7 +12,7 @@ import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -30,6 +30,18 @@ if TYPE_CHECKING:
 def load_game(params: dict[str, Any]) -> pyspiel.Game:
     """``pyspiel.load_game("python_agurk", params)``."""
     return pyspiel.load_game(openspiel_game.NAME, params)
+
+
+class TreeSizes(TypedDict):
+    """A game tree's size (:meth:`skill.game_tree.GameTree.sizes`): histories by kind, information sets by seat."""
+
+    histories: int
+    decision_histories: int
+    terminal_histories: int
+    chance_histories: int
+    infosets: int
+    infosets_per_seat: list[int]
+    sequences: int
 
 
 @dataclass
@@ -72,7 +84,7 @@ class GameTree:
         """Information sets of all seats."""
         return len(self.keys)
 
-    def sizes(self) -> dict[str, Any]:
+    def sizes(self) -> TreeSizes:
         """Histories by kind and information sets by seat."""
         return {
             "histories": self.num_histories,

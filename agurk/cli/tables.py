@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.table import Table
+
+    from skill.sweep import SweepRow
 
 UNWRAPPED = 10_000
 """Columns of the console a table is written to a file with: wide enough that no cell wraps."""
@@ -25,7 +27,7 @@ def print_table(table: Table) -> None:
     console.print(table)
 
 
-def sweep_table(rows: list[dict[str, Any]], title: str) -> Table:
+def sweep_table(rows: list[SweepRow], title: str) -> Table:
     """A sweep's rows (``skill.sweep.COLUMNS``) as a rich table: each statistic with its 95% interval."""
     from rich.table import Table
 
