@@ -14,14 +14,31 @@ in round 1, the field's, and the gap (the field's minus the agent's, with its st
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 import numpy as np
 
 from agents.registry import make_agent
-from agurk.cli.common import add_rules_options, resolve_rules
+from agurk.cli.common import RULE_NOTES, add_options, from_args, resolve_rules
+from agurk.game_options import TableOptions
 from agurk_env import engine
 from agurk_env.agent import act_seats
+from agurk_env.options import option
 from agurk_env.rules import Rules
+
+
+@dataclass(frozen=True, kw_only=True)
+class FirstRoundOptions(TableOptions):
+    """The command line: the table (``--rules``, ``--set``), the agent, its field, the deals and the seeds."""
+
+    agent: str = "zoo:universal"
+    """the agent measured"""
+    field: str = "pimc:eval=exact"
+    """the other seats"""
+    deals: int = option(1000, low=1, metavar="N")
+    """deals per seed and seat"""
+    seeds: list[int] = option([0], low=0, metavar="S,S", joined=True)
+    """the seeds"""
 
 
 def first_round_gap(rules: Rules, agent: str, field: str, deals: int, seeds: list[int]) -> dict[str, float]:
@@ -46,14 +63,10 @@ def first_round_gap(rules: Rules, agent: str, field: str, deals: int, seeds: lis
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line and print both figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_rules_options(parser)
-    parser.add_argument("--agent", default="zoo:universal", help="the agent measured (default: zoo:universal)")
-    parser.add_argument("--field", default="pimc:eval=exact", help="the other seats (default: pimc:eval=exact)")
-    parser.add_argument("--deals", type=int, default=1000, help="deals per seed and seat (default: 1000)")
-    parser.add_argument("--seeds", default="0", help="comma-separated seeds (default: 0)")
-    args = parser.parse_args(argv)
+    add_options(parser, FirstRoundOptions, notes=RULE_NOTES)
+    args = from_args(FirstRoundOptions, parser.parse_args(argv))
     rules = resolve_rules(args.rules, args.set)
-    seeds = [int(s) for s in args.seeds.split(",")]
+    seeds = args.seeds
     for name, table in (("matches", rules), ("single rounds", rules.replace(limit=1, match_end="first_out"))):
         r = first_round_gap(table, args.agent, args.field, args.deals, seeds)
         print(

@@ -22,14 +22,37 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from agents.registry import make_agent
 from agents.tournament import tournament
-from agents.tournament_stats import UNITS
-from agurk.cli.common import add_rules_options, resolve_rules
+from agents.tournament_stats import Unit
+from agurk.cli.common import RULE_NOTES, add_options, from_args, resolve_rules
+from agurk.game_options import TableOptions
 from agurk_env.agent import Decision
+from agurk_env.options import option
+
+
+@dataclass(frozen=True, kw_only=True)
+class LateOptions(TableOptions):
+    """The command line: the two agents and where the second takes over, the field, the table, the tournament."""
+
+    policy: str = "zoo:standard-4p"
+    """the agent of the early tricks"""
+    search: str = "oracle"
+    """the agent of the last --late tricks"""
+    late: int = option(4, low=1, metavar="K")
+    """cards left in hand from which --search plays"""
+    field: str = "guard"
+    """the agent in every other seat"""
+    unit: Unit = "match"
+    """what the win rate scores"""
+    deals: int = option(300, low=1, metavar="N")
+    """deals in the tournament"""
+    seed: int = option(1, low=0, metavar="S")
+    """seed of the deals and agents"""
 
 
 class Late:
@@ -53,15 +76,8 @@ class Late:
 def main() -> None:
     """Play the composed agent against the field and print its win rate and penalty per round."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--policy", default="zoo:standard-4p", help="the agent of the early tricks")
-    parser.add_argument("--search", default="oracle", help="the agent of the last --late tricks")
-    parser.add_argument("--late", type=int, default=4, help="cards left in hand from which --search plays")
-    parser.add_argument("--field", default="guard", help="the agent in every other seat")
-    add_rules_options(parser)
-    parser.add_argument("--unit", choices=UNITS, default="match", help="what the win rate scores")
-    parser.add_argument("--deals", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args()
+    add_options(parser, LateOptions, notes=RULE_NOTES)
+    args = from_args(LateOptions, parser.parse_args())
     rules = resolve_rules(args.rules, args.set)
     agent = Late(args.policy, args.search, args.late)
     started = time.perf_counter()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "first_round.py"
 def _module():
     spec = importlib.util.spec_from_file_location("examples_first_round", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # a dataclass looks its module up by name
     spec.loader.exec_module(module)
     return module
 
