@@ -10,13 +10,14 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from replay import replay_record
 
 from agurk.cli import build_parser, main
 from agurk.cli.common import SEED, Parser, add_options, from_args
-from agurk_env.options import option
+from agurk_env.options import REQUIRED, option
 from agurk_env.rules import PRESETS, Rules
 
 RECORD_KEYS = {"rules", "seed", "agents", "rounds", "winners"}
@@ -216,6 +217,66 @@ def test_add_options_makes_a_command_line_of_an_option_set(capsys: pytest.Captur
         capsys.readouterr().err
         == "agurk: error: argument --rate: must be a number in (0, 1], not '2' (see 'toy --help')\n"
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Shared:
+    """A shared option set the toy command builds on: its options come after the command's own."""
+
+    quiet: bool = option(False, alias="-q")
+    """no progress"""
+
+
+Mode = Literal["fast", "slow"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToyCommand(Shared):
+    """Every kind of option :func:`add_options` makes, for :func:`test_add_options_makes_every_kind_of_option`."""
+
+    run: str = option(REQUIRED, positional=True, metavar="RUN")
+    """the run"""
+    count: int = option(REQUIRED, low=1, metavar="N")
+    """how many (default: the run's)"""
+    mode: Mode = "fast"
+    """how"""
+    sizes: list[int] = option([3, 4], low=2, metavar="N,N", joined=True)
+    """the sizes"""
+    ranks: str = option("", metavar="CARD,...")
+    """the ranks"""
+    color: bool = True
+    """in colour"""
+    cache: bool | None = None
+    """keep a cache (default: when it fits)"""
+
+
+def test_add_options_makes_every_kind_of_option(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = Parser(prog="toy")
+    add_options(parser, ToyCommand, docs={"quiet": "no progress bar"})
+    got = from_args(ToyCommand, parser.parse_args(["r1", "--count", "2"]))
+    assert got == ToyCommand(run="r1", count=2)
+    argv = ["r2", "--count", "5", "--mode", "slow", "--sizes", "5,6", "--no-color", "--no-cache", "-q"]
+    assert from_args(ToyCommand, parser.parse_args(argv)) == ToyCommand(
+        run="r2", count=5, mode="slow", sizes=[5, 6], color=False, cache=False, quiet=True
+    )
+    assert from_args(ToyCommand, parser.parse_args(["r", "--count", "1", "--cache"])).cache is True
+    help_text = " ".join(parser.format_help().split())
+    assert help_text.index("--count") < help_text.index("--cache") < help_text.index("-q, --quiet")  # own first
+    assert "--count N how many (default: the run's; an integer >= 1)" in help_text  # details inside the brackets
+    assert "--mode {fast,slow} how (default: fast)" in help_text
+    assert "--sizes N,N the sizes (a list of integers >= 2; default: 3,4)" in help_text
+    assert "--ranks CARD,... the ranks --color" in help_text  # an empty default is not shown
+    assert "-q, --quiet no progress bar" in help_text  # this command's wording of the shared option
+    for argv, message in (
+        (["r"], "the following arguments are required: --count"),
+        (["r", "--count", "1", "--mode", "medium"], "argument --mode: must be one of fast, slow, not 'medium'"),
+        (["r", "--count", "1", "--sizes", "1,2"], "argument --sizes: must be a list of integers >= 2, not '1,2'"),
+    ):
+        with pytest.raises(SystemExit) as bad:
+            parser.parse_args(argv)
+        assert bad.value.code == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
 
 
 def test_rules_lists_every_preset(capsys: pytest.CaptureFixture[str]) -> None:
