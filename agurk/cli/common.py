@@ -118,7 +118,8 @@ def add_options(
             for f in dataclasses.fields(Bounds)
             if f.name not in ("metavar", "positional", "alias", "joined") and getattr(opt.bounds, f.name) != f.default
         }
-        details = [] if kind is str or opt.choices else [arg_type(kind, **bounds).__name__]
+        convert = arg_type(kind, **bounds)
+        details = [] if kind is str or opt.choices else [convert.__name__]
         if opt.default not in (None, [], ""):
             shown = opt.default if isinstance(opt.default, list) else [opt.default]
             details.append(f"default: {','.join(_shown(opt, v) for v in shown)}")
@@ -131,7 +132,7 @@ def add_options(
         p.add_argument(
             *names,
             metavar=opt.bounds.metavar or (None if opt.choices else name.upper()),
-            type=arg_type(kind, **bounds),
+            type=convert,
             action="append" if repeated else "store",
             default=None if opt.required else opt.default,
             help=help_text.replace("%", "%%"),

@@ -48,8 +48,8 @@ class SimulateOptions(TableOptions, Seeded, Quiet):
     """output file, replaced once every match is written (an interruption leaves it as it was); its folder must
     exist; '-' writes to stdout"""
     batch: int | None = option(None, low=1, metavar="B")
-    """matches played side by side by the engine (default: min(N, the engine's batch)). The deals never depend on
-    it, but random agents' choices do: keep it fixed to reproduce a file"""
+    """matches played side by side by the engine. The deals never depend on it, but random agents' choices do: keep
+    it fixed to reproduce a file"""
     with_legal: bool = False
     """add to every trick a 'legal' list: the legal cards of each play (larger files, for replay checks)"""
 
@@ -80,12 +80,8 @@ def add_parser(sub: Subcommands) -> None:
     add_options(
         p,
         SimulateOptions,
-        notes=RULE_NOTES,
-        docs={
-            "batch": f"matches played side by side by the engine (default: min(N, {DEFAULT_BATCH})). The deals never "
-            "depend on it, but random agents' choices do: keep it fixed to reproduce a file",
-            "quiet": "no progress bar and no summary line",
-        },
+        notes={**RULE_NOTES, "batch": f" (default: min(N, {DEFAULT_BATCH}))"},
+        docs={"quiet": "no progress bar and no summary line"},
     )
     p.set_defaults(func=run)
 
