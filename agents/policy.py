@@ -349,6 +349,7 @@ class PolicyAgent:
     ) -> None:
         self.net = net.eval()
         self.greedy = greedy
+        self.deterministic = greedy  # its card a function of the state shown: the fictive player may simulate it
         self.spec = spec
         self.device = next(net.parameters()).device
         if generator is None:

@@ -18,6 +18,7 @@ class ZooAgent:
         self.name = name or UNIVERSAL
         self.policy = PolicyAgent.from_path(path_of(self.name), rng, greedy)  # an unknown name is refused now
         self.policy.spec = self.spec = spec
+        self.deterministic = greedy  # greedy: the fictive player may simulate it as an opponent
 
     def act(self, decision: Decision) -> np.ndarray:
         """The shipped policy's card in each game."""

@@ -1,0 +1,291 @@
+"""The skill study: which rule variant rewards skill, at research grade (``agurk skill-study``).
+
+A skill report (:mod:`skill.report`) ranks the presets on one set of 400 deals; its RS
+intervals are as wide as the gaps between the middle presets. The study answers the same
+question so that the answer reproduces:
+
+1. **Selection on separate deals.** The best fair agent of every setting (by win rate and
+   by penalty) is taken from a skill report (``selection``: its seed-0 deals) or chosen by
+   a selection run of the ``candidates`` on seed 0 (:mod:`skill.study_plan`).
+2. **Two replications** of every preset (``seeds``), each on its own deals, each setting on
+   the deals its RS needs for the target half-width (:class:`skill.study_plan.Allocation`):
+   only random play, the best fair agents and the fictive player play.
+3. **Statistics** (:mod:`skill.study_stats`): RS by win rate and by penalty per replication
+   and pooled, with 95% bootstrap intervals; Spearman's correlation between the
+   replications with its bootstrap interval; a rank interval per preset; tiers from Holm-
+   corrected pairwise tests.
+4. **Robustness**: the pooled tiers again against another field (``fields``, e.g. three
+   ``zoo``s: the fictive player then best-responds to the network, which it can simulate
+   since the greedy network is deterministic) and at other table sizes (``players``), on one
+   replication each; Kendall's W over the rankings, and the presets whose rank moves most.
+5. **Convergence** and **ground truth** from files made elsewhere: a skill report's
+   ``convergence.json`` (RS per training budget of the network) and the exact check of tiny
+   games (``exact``: :mod:`skill.exact_check`'s JSON), copied in with their provenance.
+
+Everything played is a piece of the piece cache (:mod:`skill.study_play`), so a study
+interrupted at any point plays only what is missing when run again, on any machine that has
+the cache.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypedDict
+
+import numpy as np
+
+from agents.tasks import LOCAL, Backend
+from agurk_env.options import option
+from agurk_env.rules import PRESETS
+from skill import study_stats as st
+from skill.study_plan import FICTIVE, RANDOM, Allocation, Choice, agents_of, from_report, replication_jobs
+from skill.study_play import Monitor, Piece, PieceCache, PieceJob, Setting, jobs_for, play_pieces
+
+SELECTION_SEED = 0
+"""The deal seed of the selection deals (a skill report's seed 0: the deals of the committed report)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StudyConfig:
+    """What a skill study plays and how (the options of ``agurk skill-study``)."""
+
+    variants: list[str] = option(list(PRESETS), metavar="PRESET,...", joined=True)
+    """rule presets to rank (default: all 17)"""
+    players: int = option(4, low=2, high=8, metavar="N")
+    """players at every table of the main study"""
+    field: str = option("guard", metavar="SPEC")
+    """the agent in every seat but the focal one"""
+    seeds: list[int] = option([1, 2], metavar="A,B", joined=True)
+    """deal seeds of the two replications (seed 0 is the selection's)"""
+    selection: str | None = option(None, metavar="REPORT")
+    """a skill report's report.json whose best agents (chosen on its seed-0 deals) the main study takes; default: a
+    selection run of the candidates on seed 0"""
+    candidates: list[str] = option(["zoo", "pimc:worlds=16"], metavar="SPEC,...", joined=True)
+    """fair agents a selection run chooses the best from"""
+    target: float = option(0.009, above=0, metavar="H")
+    """RS (win rate) half-width each setting's deals are sized for, from the half-width on the selection deals"""
+    chunk: int = option(400, low=1, metavar="D")
+    """deals per piece (the unit that is played, cached and resumed)"""
+    floor: int = option(1600, low=1, metavar="D")
+    """fewest deals per replication of a setting"""
+    ceiling: int = option(16000, low=1, metavar="D")
+    """most deals per replication of a setting"""
+    cap: list[str] = option(["pimc:eval=exact=1200"], metavar="SPEC=D")
+    """deals at most for an expensive agent (repeatable)"""
+    robust_players: list[int] = option([3, 5], metavar="N,...", joined=True)
+    """other table sizes the tiers are checked at (one replication each)"""
+    robust_fields: list[str] = option(["zoo"], metavar="SPEC,...", joined=True)
+    """other fields the tiers are checked against (one replication each)"""
+    robust_deals: int = option(1200, low=1, metavar="D")
+    """deals per robustness setting"""
+    resamples: int = option(1000, low=10, metavar="B")
+    """bootstrap resamples behind every interval"""
+    convergence: str | None = option(None, metavar="JSON")
+    """a skill report's convergence.json (RS per training budget of its network) to include"""
+    exact: str | None = option(None, metavar="JSON")
+    """the exact check of tiny games (python -m skill.exact_check --out FILE) to include"""
+
+    def allocation(self) -> Allocation:
+        """The deal allocation these options set."""
+        caps = tuple((spec, int(deals)) for spec, _, deals in (c.rpartition("=") for c in self.cap))
+        return Allocation(self.target, self.chunk, self.floor, self.ceiling, caps)
+
+    def main_settings(self) -> list[Setting]:
+        """The main study's settings: every variant at ``players`` against ``field``."""
+        return [Setting(v, self.players, self.field) for v in self.variants]
+
+    def robust_settings(self) -> dict[str, list[Setting]]:
+        """The robustness settings by label (``field=SPEC``, ``players=N``)."""
+        out = {f"field={f}": [Setting(v, self.players, f) for v in self.variants] for f in self.robust_fields}
+        out |= {f"players={p}": [Setting(v, p, self.field) for v in self.variants] for p in self.robust_players}
+        return out
+
+
+class SettingRow(TypedDict):
+    """One setting's numbers in one replication (or pooled) in ``study.json``."""
+
+    preset: str
+    rs_win: float
+    rs_win_ci: list[float]
+    rs_penalty: float
+    rs_penalty_ci: list[float]
+    deals: dict[str, int]
+    win_rate: dict[str, float]
+    best_win: str
+    best_penalty: str
+
+
+class VariantRow(SettingRow):
+    """A preset's pooled result in ``study.json``: with its rank interval, tier and each replication's RS."""
+
+    rank: int
+    rank_ci: list[float]
+    tier: int
+    rank_penalty: int
+    tier_penalty: int
+    replications: list[SettingRow]
+
+
+@dataclass
+class Measured:
+    """RS by win rate and by penalty of every setting of one group, from the same pieces."""
+
+    settings: list[Setting]
+    choices: list[Choice]
+    win: list[st.RS]
+    penalty: list[st.RS]
+
+    def rows(self) -> list[SettingRow]:
+        """Each setting's row."""
+        return [
+            {
+                "preset": s.preset,
+                "rs_win": w.value,
+                "rs_win_ci": w.ci,
+                "rs_penalty": p.value,
+                "rs_penalty_ci": p.ci,
+                "deals": w.deals,
+                "win_rate": w.results,
+                "best_win": c.best_win,
+                "best_penalty": c.best_penalty,
+            }
+            for s, c, w, p in zip(self.settings, self.choices, self.win, self.penalty, strict=True)
+        ]
+
+    def samples(self, measure: str = "win") -> np.ndarray:
+        """``(B, S)`` bootstrap RS of every setting."""
+        return np.stack([r.samples for r in (self.win if measure == "win" else self.penalty)], axis=1)
+
+    def ranking(self, measure: str = "win") -> tuple[list[int], list[int]]:
+        """Ranks (1 = most skill) and tiers of the settings by RS."""
+        rs = self.win if measure == "win" else self.penalty
+        values = [r.value for r in rs]
+        return [int(x) for x in st.ranks(np.array(values))], st.tiers(values, [r.se for r in rs])
+
+
+def measure(
+    settings: Sequence[Setting],
+    choices: Sequence[Choice],
+    pieces: Mapping[tuple[Setting, str], Piece],
+    seed: int,
+    resamples: int,
+) -> Measured:
+    """RS of each setting from its agents' ``pieces`` (joined over the chunks and replications given)."""
+    win, pen = [], []
+    for i, (s, c) in enumerate(zip(settings, choices, strict=True)):
+        mine = {spec: pieces[(s, spec)] for spec in agents_of(c)}
+        w, p = st.relative_skill(mine, c.best_win, c.best_penalty, seed * 1000 + i, resamples)
+        win.append(w)
+        pen.append(p)
+    return Measured(list(settings), list(choices), win, pen)
+
+
+def _choose(setting: Setting, pieces: Mapping[str, Piece], candidates: Sequence[str], resamples: int) -> Choice:
+    """The best fair agents among ``candidates`` on the selection pieces, and the RS half-width there."""
+    win = {c: float(pieces[c].win.mean()) for c in candidates}
+    pen = {c: -float(pieces[c].penalty.sum() / pieces[c].rounds.sum()) for c in candidates}
+    best_win, best_pen = max(candidates, key=win.__getitem__), max(candidates, key=pen.__getitem__)
+    rs, _ = st.relative_skill(pieces, best_win, best_pen, SELECTION_SEED, resamples)
+    return Choice(best_win, best_pen, rs.halfwidth, len(pieces[RANDOM].win), "selection")
+
+
+@dataclass
+class Study:
+    """A finished study: the options, the choices, the replications, pooled results, robustness and the rest."""
+
+    config: StudyConfig
+    choices: dict[Setting, Choice]
+    replications: list[Measured]
+    pooled: Measured
+    robust: dict[str, Measured]
+    played: int
+    """Pieces played by this run (the rest came from the cache)."""
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def plan(config: StudyConfig) -> tuple[dict[Setting, Choice], list[PieceJob]]:
+    """The choices a report gives and the selection pieces still to be chosen from (seed 0, one chunk)."""
+    choices: dict[Setting, Choice] = {}
+    if config.selection:
+        report = json.loads(Path(config.selection).read_text())
+        given = from_report(report, config.field, config.selection)
+        choices = {s: given[s] for s in config.main_settings() if s in given}
+    todo = [s for s in config.main_settings() if s not in choices]
+    for group in config.robust_settings().values():
+        todo += group
+    jobs = [
+        PieceJob(s, spec, SELECTION_SEED, config.chunk)
+        for s in todo
+        for spec in dict.fromkeys([RANDOM, *config.candidates, FICTIVE])
+    ]
+    return choices, jobs
+
+
+def run_study(
+    config: StudyConfig,
+    cache: str | Path,
+    workers: int = 1,
+    backend: Backend = LOCAL,
+    monitor: Callable[[str], Monitor] | None = None,
+) -> Study:
+    """Run (or resume from ``cache``) the whole study; ``monitor(stage)`` gives each stage's progress callback."""
+    store = PieceCache(cache)
+    watch = monitor or (lambda stage: None)
+    choices, selection = plan(config)
+    picked, played = play_pieces(selection, store, workers, backend, watch("selection"))
+    by_job = {(j.setting, j.spec): p for j, p in zip(selection, picked, strict=True)}
+    for s in dict.fromkeys(j.setting for j in selection):
+        mine = {spec: by_job[(s, spec)] for spec in dict.fromkeys([RANDOM, *config.candidates, FICTIVE])}
+        choices[s] = _choose(s, mine, config.candidates, config.resamples)
+    allocation = config.allocation()
+    main = config.main_settings()
+    jobs = [replication_jobs({s: choices[s] for s in main}, seed, allocation) for seed in config.seeds]
+    robust_jobs = {
+        label: [
+            job
+            for s in group
+            for spec in agents_of(choices[s])
+            for job in jobs_for(
+                s, spec, config.seeds[0], allocation.agent_deals(spec, config.robust_deals), config.chunk
+            )
+        ]
+        for label, group in config.robust_settings().items()
+    }
+    everything = [j for js in jobs for j in js] + [j for js in robust_jobs.values() for j in js]
+    pieces, more = play_pieces(everything, store, workers, backend, watch("replications"))
+    found = dict(zip(everything, pieces, strict=True))
+
+    def joined(job_list: Sequence[PieceJob]) -> dict[tuple[Setting, str], Piece]:
+        groups: dict[tuple[Setting, str], list[Piece]] = {}
+        for j in job_list:
+            groups.setdefault((j.setting, j.spec), []).append(found[j])
+        return {k: Piece.join(v) for k, v in groups.items()}
+
+    main_choices = [choices[s] for s in main]
+    reps = [
+        measure(main, main_choices, joined(js), seed, config.resamples)
+        for seed, js in zip(config.seeds, jobs, strict=True)
+    ]
+    pooled = measure(main, main_choices, joined([j for js in jobs for j in js]), 0, config.resamples)
+    robust = {
+        label: measure(
+            group, [choices[s] for s in group], joined(robust_jobs[label]), config.seeds[0], config.resamples
+        )
+        for label, group in config.robust_settings().items()
+    }
+    study = Study(config, choices, reps, pooled, robust, played + more)
+    study.extras = _extras(config)
+    return study
+
+
+def _extras(config: StudyConfig) -> dict[str, Any]:
+    """The convergence and exact-check files the study includes, read as they are."""
+    out: dict[str, Any] = {}
+    if config.convergence:
+        out["convergence"] = json.loads(Path(config.convergence).read_text())
+    if config.exact:
+        out["exact"] = json.loads(Path(config.exact).read_text())
+    return out
