@@ -81,6 +81,13 @@ class StudyConfig:
     """other fields the tiers are checked against (one replication each)"""
     robust_deals: int = option(1200, low=1, metavar="D")
     """deals per robustness setting"""
+    cv_deals: int = option(1600, low=0, metavar="D")
+    """deals of the first replication on which the variance-reduced estimator (chance control variates) is measured
+    against the plain one, per preset whose best agent is not capped (0: none)"""
+    cv_fit_deals: int = option(800, low=1, metavar="D")
+    """selection-seed deals the control variates' coefficients are fitted on"""
+    cv_check: int = option(10000, low=0, metavar="D")
+    """deals of the unbiasedness check of the control variates in a tiny game with a known exact value (0: none)"""
     resamples: int = option(1000, low=10, metavar="B")
     """bootstrap resamples behind every interval"""
     convergence: str | None = option(None, metavar="JSON")
@@ -193,6 +200,17 @@ def _choose(setting: Setting, pieces: Mapping[str, Piece], candidates: Sequence[
 
 
 @dataclass
+class Reduction:
+    """A preset's RS (win rate) on the same deals, plain and with the best agent's chance control variates."""
+
+    preset: str
+    agent: str
+    plain: st.RS
+    cv: st.RS
+    coef: np.ndarray
+
+
+@dataclass
 class Study:
     """A finished study: the options, the choices, the replications, pooled results, robustness and the rest."""
 
@@ -203,6 +221,8 @@ class Study:
     robust: dict[str, Measured]
     played: int
     """Pieces played by this run (the rest came from the cache)."""
+    variance: list[Reduction] = field(default_factory=list)
+    """Per preset measured: the plain and the variance-reduced RS on the same deals."""
     extras: dict[str, Any] = field(default_factory=dict)
 
 
@@ -276,8 +296,11 @@ def run_study(
         )
         for label, group in config.robust_settings().items()
     }
-    study = Study(config, choices, reps, pooled, robust, played + more)
+    variance = _variance_reduction(config, choices, found, store, workers, backend, watch("variance reduction"))
+    study = Study(config, choices, reps, pooled, robust, played + more, variance)
     study.extras = _extras(config)
+    if config.cv_deals and config.cv_check:
+        study.extras["cv_check"] = _cv_check(config.cv_check)
     return study
 
 
@@ -289,3 +312,105 @@ def _extras(config: StudyConfig) -> dict[str, Any]:
     if config.exact:
         out["exact"] = json.loads(Path(config.exact).read_text())
     return out
+
+
+def _variance_reduction(
+    config: StudyConfig,
+    choices: Mapping[Setting, Choice],
+    found: Mapping[PieceJob, Piece],
+    store: PieceCache,
+    workers: int,
+    backend: Backend,
+    monitor: Monitor | None,
+) -> list[Reduction]:
+    """The plain and the control-variate RS (win rate) on the first ``cv_deals`` deals of the first replication.
+
+    Per main setting whose best agent is not capped (the others cost too much to play out
+    every round again): the best agent's chance features captured on ``cv_fit_deals`` selection
+    deals (the coefficients) and on the measured deals (checked to be the pieces' own matches).
+    """
+    from skill.study_cv import capture_task, corrected, fit
+
+    if not config.cv_deals:
+        return []
+    allocation = config.allocation()
+    chunks = {s: c for s, c in choices.items() if s in set(config.main_settings())}
+    eligible = [s for s, c in chunks.items() if allocation.agent_deals(c.best_win, 10**9) == 10**9]
+    jobs: list[tuple[Setting, str, PieceJob]] = []
+    for s in eligible:
+        spec = choices[s].best_win
+        fit_deals = max(1, config.cv_fit_deals // config.chunk) * config.chunk
+        jobs += [(s, "fit", j) for j in jobs_for(s, spec, SELECTION_SEED, fit_deals, config.chunk)]
+        deals = max(1, min(config.cv_deals, allocation.deals(choices[s])) // config.chunk) * config.chunk
+        jobs += [(s, "eval", j) for j in jobs_for(s, spec, config.seeds[0], deals, config.chunk)]
+    paths = [store.folder / "cv" / store.path(j).relative_to(store.folder) for *_, j in jobs]
+    materials = [store.material(j, j.plan()) + f" cv{_cv_key()}" for *_, j in jobs]
+    got = [store.load_arrays(p, m) for p, m in zip(paths, materials, strict=True)]
+    todo = [i for i, g in enumerate(got) if g is None]
+    report = monitor or (lambda done, total, name: None)
+    done = len(jobs) - len(todo)
+    report(done, len(jobs), "")
+
+    def finished(index: int, captured: Any) -> None:
+        nonlocal done
+        i = todo[index]
+        got[i] = {"win": captured.win, "features": captured.features}
+        store.store_arrays(paths[i], materials[i], got[i])
+        done += 1
+        report(done, len(jobs), jobs[i][2].name)
+
+    from agents.tasks import run_tasks
+
+    run_tasks(
+        capture_task,
+        [(jobs[i][2].plan(), jobs[i][2].seed) for i in todo],
+        workers,
+        backend,
+        names=[f"capture {jobs[i][2].name}" for i in todo],
+        on_result=finished,
+        every=1.0,
+    )
+    from skill.study_cv import Captured
+
+    out = []
+    for n, s in enumerate(eligible):
+        mine = [(kind, j, g) for (t, kind, j), g in zip(jobs, got, strict=True) if t == s]
+        fitted = [Captured(g["win"], g["features"]) for kind, _, g in mine if kind == "fit"]
+        measured = [(j, Captured(g["win"], g["features"])) for kind, j, g in mine if kind == "eval"]
+        coef = fit(fitted)
+        c = choices[s]
+        pieces = {
+            spec: Piece.join([found[PieceJob(s, spec, j.seed, j.deals)] for j, _ in measured])
+            for spec in (RANDOM, FICTIVE, c.best_win)
+        }
+        win = np.concatenate([m.win for _, m in measured])
+        if not np.allclose(win, pieces[c.best_win].win):
+            raise RuntimeError(f"{s.key}: the captured matches of {c.best_win} are not the pieces' own")
+        plain, _ = st.relative_skill(pieces, c.best_win, c.best_win, 5000 + n, config.resamples)
+        best = pieces[c.best_win]
+        pieces[c.best_win] = Piece(np.concatenate([corrected(m, coef) for _, m in measured]), best.penalty, best.rounds)
+        cv, _ = st.relative_skill(pieces, c.best_win, c.best_win, 5000 + n, config.resamples)
+        out.append(Reduction(s.preset, c.best_win, plain, cv, coef))
+    return out
+
+
+def _cv_key() -> str:
+    """What the captured features depend on beyond the piece (redeals per round and features), for the cache key."""
+    from skill.study_cv import OUTCOMES, RIDGE, SAMPLES
+
+    return f"{SAMPLES}-{OUTCOMES}-{RIDGE}"
+
+
+def _cv_check(deals: int) -> dict[str, Any]:
+    """The control variates' unbiasedness check where the truth is known: ``zoo`` in a tiny every-trick game."""
+    from agurk_env import engine
+    from skill.exact_check import exact_results
+    from skill.exploitability import Setting as Tiny
+    from skill.study_cv import unbiased_check
+
+    tiny = Tiny("every_trick", 2, 2, "10,J,Q,K,A", 2)
+    rules = tiny.rules()
+    exact = exact_results(tiny, "zoo")["win"]
+    deck = engine.deck_counts(rules, tiny.ranks, tiny.copies)
+    check = unbiased_check(rules, deck, "zoo", "guard", exact, deals, max(1000, deals // 5), 11)
+    return {"setting": "every_trick 2 players x 2 cards, deck 10 J Q K A x2 (about 1.5 rounds a match)", **check}

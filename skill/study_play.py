@@ -135,18 +135,30 @@ class PieceCache:
 
     def load(self, job: PieceJob, material: str) -> Piece | None:
         """The stored piece, or ``None`` (none stored, unreadable, or stored under another key)."""
-        try:
-            with np.load(self.path(job), allow_pickle=False) as data:
-                if str(data["key"]) != material:
-                    return None
-                return Piece(data["win"], data["penalty"], data["rounds"])
-        except (OSError, ValueError, KeyError, EOFError):
-            return None
+        arrays = self.load_arrays(self.path(job), material)
+        return None if arrays is None else Piece(arrays["win"], arrays["penalty"], arrays["rounds"])
 
     def store(self, job: PieceJob, material: str, piece: Piece) -> None:
         """Keep a finished piece, atomically."""
-        with atomic_file(self.path(job)) as f:
-            np.savez_compressed(f, win=piece.win, penalty=piece.penalty, rounds=piece.rounds, key=np.array(material))
+        arrays = {"win": piece.win, "penalty": piece.penalty, "rounds": piece.rounds}
+        self.store_arrays(self.path(job), material, arrays)
+
+    @staticmethod
+    def load_arrays(path: Path, material: str) -> dict[str, np.ndarray] | None:
+        """The arrays stored at ``path`` under key ``material``, or ``None``."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                if str(data["key"]) != material:
+                    return None
+                return {name: data[name] for name in data.files if name != "key"}
+        except (OSError, ValueError, KeyError, EOFError):
+            return None
+
+    @staticmethod
+    def store_arrays(path: Path, material: str, arrays: dict[str, np.ndarray]) -> None:
+        """Keep ``arrays`` at ``path`` under key ``material``, atomically (a temporary file renamed into place)."""
+        with atomic_file(path) as f:
+            np.savez_compressed(f, **arrays, key=np.array(material))
 
 
 def play_piece(progress: TaskProgress, job: PieceJob) -> Piece:

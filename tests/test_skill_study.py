@@ -123,6 +123,12 @@ SMALL = [
     "40",
     "--workers",
     "1",
+    "--cv-deals",
+    "12",
+    "--cv-fit-deals",
+    "12",
+    "--cv-check",
+    "400",
     "-q",
 ]
 
@@ -137,7 +143,9 @@ def test_skill_study_runs_resumes_and_refuses_another_study(tmp_path: Path, caps
         assert {"rs_win", "rs_win_ci", "rank_ci", "tier"} <= set(v) and len(v["replications"]) == 2
         assert max(v["deals"].values()) == 24  # both replications pooled
     assert set(data["robustness"]["fields"]) == {"shed"} and set(data["robustness"]["players"]) == {"4"}
-    assert {"halfwidth_plain", "halfwidth_cv"} <= set(data["variance_reduction"])
+    vr = data["variance_reduction"]
+    assert vr["halfwidth_plain"] > 0 and vr["halfwidth_cv"] > 0 and len(vr["presets"]) == 2
+    assert vr["unbiased_check"]["deals"] == 400 and "exact" in vr["unbiased_check"]
     assert data["command"].startswith("agurk skill-study --variants standard,every_trick --players 3")
     assert (out / "report.md").read_text().startswith("# Which Agurk variant rewards skill")
     assert (out / "tiers.png").stat().st_size and (out / "robustness.png").stat().st_size
