@@ -79,9 +79,9 @@ class StudyConfig:
     """other table sizes the tiers are checked at (one replication each)"""
     robust_fields: list[str] = option(["zoo"], metavar="SPEC,...", joined=True)
     """other fields the tiers are checked against (one replication each)"""
-    robust_deals: int = option(1200, low=1, metavar="D")
+    robust_deals: int = option(800, low=1, metavar="D")
     """deals per robustness setting"""
-    cv_deals: int = option(1600, low=0, metavar="D")
+    cv_deals: int = option(800, low=0, metavar="D")
     """deals of the first replication on which the variance-reduced estimator (chance control variates) is measured
     against the plain one, per preset whose best agent is not capped (0: none)"""
     cv_fit_deals: int = option(800, low=1, metavar="D")

@@ -84,6 +84,9 @@ SKIP = {
     "agurk curve runs/expert --beside runs/ppo": "placeholder runs (an expert-iteration run beside a PPO run)",
     "agurk skill-report --budget full --policy zoo --cache runs/skill-cache --convergence runs/net/step-8M.pt,"
     "runs/net/step-47M.pt": "placeholder checkpoints of earlier training budgets (test_convergence.py runs small ones)",
+    "agurk skill-study --selection docs/results/skill-full/report.json --convergence "
+    "docs/results/skill-full/convergence.json --exact docs/results/skill-study/exact.json --out docs/results/skill-study":
+    "the published study (hours; tests/test_skill_study.py runs a small one, resumed from its cache)",
 }
 """Commands not run, with the reason (everything else runs as printed, or shrunk by ``SHRINK``)."""
 SKIP_PATTERNS = (
@@ -105,7 +108,11 @@ SHRINK = [
     (r"^(agurk bench tournament(?!.*--matches).*)$", r"\1 --matches 200"),  # 10000 matches, 4 ways, to 200
     (r"^(agurk bench operator(?!.*--positions).*)$", r"\1 --positions 50"),  # 2000 positions to 50
     (r"--positions \d+", "--positions 50"),
-    (r"--suite report", "--suite tiny"),  # the report's table (hours) to the CI test's game
+    (r"--suite report", "--suite tiny"),
+    (  # a small study (minutes) to seconds
+        r"^(agurk skill-study (?!.*--selection).*)$",
+        r"\1 --chunk 10 --floor 20 --ceiling 20 --robust-deals 10 --cv-deals 20 --cv-fit-deals 10 --cv-check 200",
+    ),  # the report's table (hours) to the CI test's game
 ]
 """Substitutions that make a long command short, each matched on the printed command."""
 
