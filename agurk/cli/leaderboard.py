@@ -1,0 +1,287 @@
+"""``agurk leaderboard``: any set of agents rated at one table, from duplicate deals in mixed tables."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agurk.cli.common import (
+    RULE_NOTES,
+    Backends,
+    CliError,
+    Formatter,
+    Quiet,
+    Seeded,
+    Subcommands,
+    add_options,
+    backend_of,
+    from_args,
+    resolve_rules,
+    rl_extra_error,
+    stderr_console,
+    task_errors,
+    warn_other_players,
+)
+from agurk.cli.stop_signals import stopped
+from agurk.cli.train_progress import LOG_SECONDS, clock
+from agurk.game_options import TableOptions
+from agurk_env.options import REQUIRED, option
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from agurk_env.rules import Rules
+    from skill.leaderboard import LeaderboardPlan
+
+DESCRIPTION = (
+    "Rate any set of agents at one table (--rules, --set players=N, --set hand_size=H). Every\n"
+    "players-subset of the agents sits at a table (all of them meet all others), each table is\n"
+    "played at every seating on the same --deals duplicate deals, and one Plackett-Luce model is\n"
+    "fitted to every finishing order at once: ratings on the Elo scale (mean 0) with 95%\n"
+    "bootstrap intervals over deals. Beside them, Nash-averaged ratings (Balduzzi et al. 2018):\n"
+    "each agent's finishing-order advantage against the maximum-entropy Nash equilibrium of the\n"
+    "head-to-head meta-game (0 for the agents the equilibrium plays, below 0 for the others).\n"
+    "\n"
+    "Writes leaderboard.json, leaderboard.md and leaderboard.png into --out. Every table played\n"
+    "is kept in --cache (default OUT/cache) and read back by any later run: adding an agent plays\n"
+    "only the tables with it. The same seed gives the same files with any --workers or --backend.\n"
+    "docs/leaderboard.md explains the design, the model and how to read the Nash rating."
+)
+"""``agurk leaderboard --help``: what the command does."""
+EXAMPLES = (
+    "examples:\n"
+    "  agurk leaderboard --agents random,shed,guard,counter,ducker --deals 200 --out runs/leaderboard\n"
+    "  agurk leaderboard --agents random,shed,guard,counter,ducker,heuristic --deals 200 --out runs/leaderboard\n"
+    "  agurk leaderboard --rules every_trick --set players=3 --agents random,guard,ducker,pimc:worlds=4 \\\n"
+    "    --deals 100 --out runs/leaderboard-every-trick\n"
+    "  agurk leaderboard --agents random,shed,guard,counter,ducker,pimc:worlds=4,pimc:worlds=16,zoo,best \\\n"
+    "    --deals 500 --backend ray --ray-address auto --out runs/leaderboard-all"
+)
+"""``agurk leaderboard --help``: the examples (the tour runs them, --deals shrunk)."""
+SETTINGS = ("rules", "deals", "seed", "batch")
+"""What a leaderboard in --out must share with this one to be replaced without --force (the agents may differ)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeaderboardOptions(TableOptions, Seeded, Backends, Quiet):
+    """``agurk leaderboard``'s options."""
+
+    agents: str = option(REQUIRED, metavar="SPEC,SPEC,...")
+    """the agents to rate, each once, at least 2 and at least players ('agurk agents' lists the specs)"""
+    deals: int = option(100, low=1, metavar="D")
+    """duplicate deals: each table of agents plays every one at every seating"""
+    workers: int | None = option(None, low=1, metavar="W")
+    """tables played side by side: local worker processes, or the CPUs of a local Ray instance (default: the CPU
+    count). The numbers do not depend on it"""
+    out: str = option("runs/leaderboard", metavar="DIR")
+    """folder of leaderboard.json, leaderboard.md and leaderboard.png (one that holds other files, or a leaderboard
+    with other rules, deals or seed, is refused without --force)"""
+    cache: str | None = option(None, metavar="DIR")
+    """table cache: every table played is kept here and read back by any later run, keyed by rules, agents,
+    checkpoint contents, deals, seed and code (default: OUT/cache)"""
+    force: bool = False
+    """write into an --out folder that holds other files or a leaderboard with other settings"""
+
+
+def add_parser(sub: Subcommands) -> None:
+    """Register ``agurk leaderboard`` on the subcommands ``sub``."""
+    p = sub.add_parser(
+        "leaderboard",
+        help="rate any set of agents at one table: Plackett-Luce ratings with 95%% CIs and Nash averaging",
+        formatter_class=Formatter,
+        description=DESCRIPTION,
+        epilog=EXAMPLES,
+    )
+    add_options(
+        p,
+        LeaderboardOptions,
+        notes=RULE_NOTES,
+        docs={"quiet": "no progress lines and no table (the last line is still printed)"},
+    )
+    p.set_defaults(func=run)
+
+
+def command_line(args: LeaderboardOptions, specs: list[str]) -> str:
+    """The ``agurk leaderboard`` command that reproduces the files (no --cache, --workers or --backend: same files)."""
+    words = ["agurk", "leaderboard", "--agents", ",".join(specs), "--rules", args.rules]
+    for item in args.set:
+        words += ["--set", item.strip()]
+    words += ["--deals", str(args.deals), "--seed", str(args.seed), "--out", args.out]
+    return shlex.join(words)
+
+
+def _needs() -> None:
+    """Refuse at once, in one line, when what the ratings or the plot need is not installed."""
+    try:
+        import scipy.optimize  # noqa: F401  (the Nash averaging's linear programs)
+    except ImportError:
+        raise CliError(
+            "agurk leaderboard needs scipy (the Nash averaging), from the openspiel extra: run "
+            'pip install -e ".[openspiel]" in the root of the clone'
+        ) from None
+    try:
+        import matplotlib  # noqa: F401  (leaderboard.png)
+    except ImportError:
+        raise rl_extra_error("agurk leaderboard", "matplotlib") from None
+
+
+def _plan(args: LeaderboardOptions, rules: Rules) -> LeaderboardPlan:
+    """The leaderboard's plan, every agent spec checked first (one line on a bad spec or too few agents)."""
+    from agents.fit import check_fit
+    from agents.registry import AgentSpecError, make_agent, split_specs
+    from skill.leaderboard import check_agents, plan_leaderboard
+
+    try:
+        specs = split_specs(args.agents)
+        check_agents(specs, rules.players)
+        check_fit([make_agent(spec, args.seed, 0) for spec in specs], rules)
+        return plan_leaderboard(rules, specs, args.deals, args.seed)
+    except (AgentSpecError, ValueError) as e:
+        raise CliError(f"--agents: {e}") from None
+
+
+def _claim(out: Path, data: dict[str, Any], force: bool) -> None:
+    """Make ``out`` the leaderboard's folder: new, empty, or with a leaderboard of the same settings (or ``force``)."""
+    from skill.leaderboard import FILES
+
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {str(out)!r} is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CliError(f"cannot write --out {str(out)!r}: {e.strerror or e}") from None
+    if not os.access(out, os.W_OK):
+        raise CliError(f"cannot write --out {str(out)!r}: it is not writable")
+    if force:
+        return
+    found = out / "leaderboard.json"
+    if found.exists():
+        try:
+            old = json.loads(found.read_text())
+        except (OSError, ValueError):
+            old = {}
+        if not isinstance(old, dict) or any(old.get(k) != data[k] for k in SETTINGS):
+            raise CliError(
+                f"--out {str(out)!r} holds a leaderboard with other rules, deals or seed: give another folder, or add "
+                "--force to replace its files"
+            )
+        return
+    others = sorted(p.name for p in out.iterdir() if p.name not in ("cache", *FILES))
+    if others:
+        raise CliError(
+            f"--out {str(out)!r} holds other files ({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}): "
+            "give a new or empty folder, or add --force to write into it"
+        )
+
+
+class _Lines:
+    """Progress as timestamped lines on stderr: at the start, every :data:`LOG_SECONDS` (5 s on a terminal), the end."""
+
+    def __init__(self, console: Console, plan: LeaderboardPlan, quiet: bool) -> None:
+        self.console, self.plan, self.quiet = console, plan, quiet
+        self.every = 5.0 if console.is_terminal else LOG_SECONDS
+        self.started = self.last = time.monotonic()
+        self.first: int | None = None
+        self.ended = False
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if self.quiet or self.ended:
+            return
+        if self.first is None:
+            self.first = done
+            tables = len(self.plan.tasks)
+            cached = done // self.plan.deals
+            self._say(
+                f"{len(self.plan.groups)} group{'s' if len(self.plan.groups) > 1 else ''} of "
+                f"{self.plan.rules.players} agents, {tables} tables, {total:,} matches "
+                f"({cached} tables from the cache, {tables - cached} to play)"
+            )
+        elif done >= total:
+            self.ended = True
+            self._say(f"all {total:,} matches in, {clock(now - self.started)}")
+        elif now - self.last >= self.every:
+            self.last = now
+            share = (done - self.first) / max(total - self.first, 1)
+            left = f", about {clock((now - self.started) * (1 - share) / share)} left" if share > 0 else ""
+            self._say(f"{done:,}/{total:,} matches{left}")
+
+    def _say(self, text: str) -> None:
+        self.console.print(
+            f"{time.strftime('%H:%M:%S')} leaderboard: {text}", markup=False, highlight=False, soft_wrap=True
+        )
+
+
+def run(namespace: argparse.Namespace) -> int:
+    """Play the leaderboard's tables (those not in the cache), rate the agents and write the files."""
+    args = from_args(LeaderboardOptions, namespace)
+    backend = backend_of(args)
+    rules = resolve_rules(args.rules, args.set)
+    _needs()
+    plan = _plan(args, rules)
+    warn_other_players(plan.specs, rules)
+    out = Path(args.out)
+    settings = {"rules": rules.to_dict(), "deals": plan.deals, "seed": plan.seed, "batch": plan.batch}
+    _claim(out, json.loads(json.dumps(settings)), args.force)
+    cache_dir = Path(args.cache) if args.cache else out / "cache"
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CliError(f"cannot write --cache {str(cache_dir)!r}: {e.strerror or e}") from None
+    if not os.access(cache_dir, os.W_OK):
+        raise CliError(f"cannot write --cache {str(cache_dir)!r}: it is not writable")
+
+    from skill.cache import TaskCache
+    from skill.leaderboard import leaderboard, play_leaderboard, write_leaderboard
+
+    console = stderr_console()
+    start = time.perf_counter()
+    try:
+        with task_errors():
+            played = play_leaderboard(
+                plan,
+                args.workers or os.cpu_count() or 1,
+                backend,
+                TaskCache(cache_dir),
+                _Lines(console, plan, args.quiet),
+            )
+    except KeyboardInterrupt as e:
+        return stopped(e, f": the tables finished so far are in {cache_dir}; run the same command to go on")
+    board = leaderboard(plan, played.tables)
+    data = write_leaderboard(board, out, command_line(args, plan.specs))
+    seconds = time.perf_counter() - start
+    if not args.quiet:
+        _print_table(data)
+    print(
+        f"{len(plan.specs)} agents, {len(plan.tasks)} tables ({played.played} played, {played.cached} from the cache), "
+        f"{seconds:.0f} s -> {out / 'leaderboard.md'}"
+    )
+    return 0
+
+
+def _print_table(data: dict[str, Any]) -> None:
+    """The ranked agents on stdout: rating with its 95% interval, Nash rating and weight."""
+    from rich.table import Table
+
+    from agurk.cli.tables import print_table
+
+    title = f"leaderboard: {data['players']} players, {data['deals']} deals, seed {data['seed']}"
+    table = Table(title=title, title_justify="left")
+    for name in ("rank", "agent", "rating [95% CI]", "Nash rating", "Nash weight"):
+        table.add_column(name, justify="left" if name == "agent" else "right")
+    for a in data["agents"]:
+        low, high = a["rating_ci"]
+        table.add_row(
+            str(a["rank"]),
+            a["spec"],
+            f"{a['rating']:.0f} [{low:.0f}, {high:.0f}]",
+            f"{a['nash_rating']:+.3f}",
+            f"{a['nash_weight']:.3f}",
+        )
+    print_table(table)

@@ -1,0 +1,498 @@
+"""The leaderboard: any set of agents rated at one table, from duplicate-deal games in mixed tables.
+
+**The games.** With ``P`` seats (``rules.players``) and ``N >= P`` agents, every ``P``-subset of the
+agents is a *group*: its agents, in the order of their spec strings, are one tournament of
+:func:`agents.tournament.plan_tournament`, each deal played at every seating of it (all ``P!`` at up
+to 4 players, the balanced design above: :mod:`agents.seatings`). Every group plays the same
+duplicate deals (match ``m`` of ``seed``, ``m < deals``), so every pair of agents meets in
+``C(N - 2, P - 2)`` groups, at every seating, on the same cards. A group's numbers depend on its
+own agents only (never on the other agents, nor on the order of ``--agents``), so with a
+:class:`skill.cache.TaskCache` a leaderboard that adds an agent plays only the groups with it.
+
+**One rating model** on every game at once: the Plackett-Luce fit of
+:func:`agents.tournament_stats.fit_plackett_luce` to the finishing orders of every match (the
+agents absent from a group take no part in its orders), on the Elo scale
+(:data:`agents.tournament_stats.RATING_SCALE`, centred to mean 0), with 95% percentile bootstrap
+intervals over deals: deals are resampled jointly, each with all its matches at every seating
+of every group (:func:`agents.tournament_stats.deal_resamples`).
+
+**Nash averaging** (Balduzzi et al. 2018, "Re-evaluating evaluation"): the meta-game's payoff
+``A[i, j]`` is agent ``i``'s finishing-order advantage over ``j`` in the groups where both sit,
+``P(i finishes ahead of j) - P(j finishes ahead of i)`` over those matches (ties count for
+neither; antisymmetric). :func:`max_entropy_nash` finds its maximum-entropy Nash equilibrium
+``p``, and an agent's Nash rating is its payoff against it, ``(A p)_i``: 0 for the agents ``p``
+plays, below 0 for the others (how much they lose against the equilibrium mixture). In a given
+meta-game, an exact copy of an agent shares its equilibrium weight and leaves every other Nash
+rating as it was. Adding an agent to a leaderboard of 3 or more seats also adds the tables where it
+sits beside two others, which changes their head-to-head numbers: docs/leaderboard.md measures it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.tasks import LOCAL, Backend, run_tasks
+from agents.tournament import TournamentPlan, plan_tournament, play_planned
+from agents.tournament_stats import SeatStats, deal_resamples, fit_plackett_luce, ratings, stages
+from agurk_env.atomic import atomic_write_text
+from agurk_env.matches import DEFAULT_BATCH
+from agurk_env.rules import Rules
+from skill.cache import TaskCache
+
+RESAMPLES = 1000
+"""Bootstrap resamples of the rating intervals."""
+SUPPORT_TOL = 1e-7
+"""An agent is in the equilibrium's support when some Nash equilibrium plays it with more than this probability."""
+FILES = ("leaderboard.json", "leaderboard.md", "leaderboard.png")
+"""What :func:`write_leaderboard` writes into its folder."""
+Progress = Callable[[int, int], None]
+"""``progress(matches_done, matches)``: the matches played so far (the cached ones count as done) of all."""
+
+
+def check_agents(specs: Sequence[str], players: int) -> None:
+    """Raise ``ValueError`` (one line) unless ``specs`` are at least 2, and ``players``, different agent specs."""
+    if len(specs) < 2:
+        raise ValueError(f"a leaderboard needs at least 2 agents, not {len(specs)}")
+    twice = sorted({s for s in specs if specs.count(s) > 1})
+    if twice:
+        raise ValueError(f"{', '.join(twice)} named twice: name every agent once")
+    if len(specs) < players:
+        raise ValueError(
+            f"{len(specs)} agents cannot fill a table of {players} players with different agents: give at least "
+            f"{players}, or fewer players (--set players=N)"
+        )
+
+
+@dataclass(frozen=True)
+class LeaderboardPlan:
+    """The groups of a leaderboard, each one tournament of :func:`agents.tournament.plan_tournament`."""
+
+    rules: Rules
+    specs: list[str]
+    """The agents, as given."""
+    deals: int
+    seed: int
+    batch: int
+    resamples: int
+    groups: list[tuple[int, ...]]
+    """Per group, the agents (indices into ``specs``) of its entries, in entry order (their specs sorted)."""
+    plans: list[TournamentPlan]
+    """Per group, its tournament."""
+
+    @property
+    def tasks(self) -> list[tuple[int, int]]:
+        """Every table played, as ``(group, table of its tournament)``."""
+        return [(g, t) for g, plan in enumerate(self.plans) for t in range(len(plan.tasks))]
+
+    @property
+    def matches(self) -> int:
+        """Matches played in all: deals x tables."""
+        return self.deals * len(self.tasks)
+
+
+def plan_leaderboard(
+    rules: Rules,
+    specs: Sequence[str],
+    deals: int,
+    seed: int,
+    batch: int = DEFAULT_BATCH,
+    resamples: int = RESAMPLES,
+) -> LeaderboardPlan:
+    """Lay the leaderboard of ``specs`` out: every ``rules.players``-subset a tournament on the same deals.
+
+    Raises ``ValueError`` for too few or repeated agents (:func:`check_agents`) and
+    ``agents.registry.AgentSpecError`` for a bad spec.
+    """
+    specs = [s.strip() for s in specs]
+    check_agents(specs, rules.players)
+    groups = [
+        tuple(sorted(subset, key=lambda i: specs[i]))
+        for subset in itertools.combinations(range(len(specs)), rules.players)
+    ]
+    plans = [plan_tournament(rules, [specs[i] for i in group], deals, seed, batch, resamples) for group in groups]
+    return LeaderboardPlan(rules, specs, deals, seed, batch, resamples, groups, plans)
+
+
+@dataclass(frozen=True)
+class Played:
+    """Every table's numbers (per group, per table of its tournament) and how many were played, not read."""
+
+    tables: list[list[SeatStats]]
+    played: int
+    cached: int
+
+
+def _init_worker() -> None:
+    """One torch thread in each worker process (when torch is there): one core per table."""
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(1)
+
+
+def play_leaderboard(
+    plan: LeaderboardPlan,
+    workers: int = 1,
+    backend: Backend = LOCAL,
+    cache: TaskCache | None = None,
+    progress: Progress | None = None,
+) -> Played:
+    """Play every table of ``plan`` on ``backend`` (a table stored in ``cache`` is read, each one played is stored).
+
+    Each table is one task of :func:`agents.tasks.run_tasks`, seeded by its arguments alone: the
+    numbers are the same with any ``workers`` or backend, with or without the cache.
+    """
+    tasks = plan.tasks
+    found: dict[int, SeatStats] = {}
+    materials: list[str] = []
+    if cache is not None:
+        for k, (g, t) in enumerate(tasks):
+            materials.append(cache.material(plan.plans[g].tasks[t], plan.plans[g].labels))
+            stored = cache.load(materials[k])
+            if stored is not None:
+                found[k] = stored
+    todo = [k for k in range(len(tasks)) if k not in found]
+    before = len(found) * plan.deals
+
+    def on_progress(units: list[float], stages: list[int]) -> None:
+        if progress is not None:
+            progress(before + int(sum(units)), plan.matches)
+
+    def on_result(index: int, stats: SeatStats) -> None:
+        if cache is not None:
+            cache.store(materials[todo[index]], stats)
+
+    if progress is not None:
+        progress(before, plan.matches)
+    played = run_tasks(
+        play_planned,
+        [plan.plans[tasks[k][0]].tasks[tasks[k][1]] for k in todo],
+        min(workers, max(len(todo), 1)),
+        backend,
+        names=[_task_name(plan, *tasks[k]) for k in todo],
+        initializer=_init_worker,
+        on_progress=on_progress,
+        on_result=on_result,
+        every=0.5,
+    )
+    found.update(zip(todo, played, strict=True))
+    if progress is not None:
+        progress(plan.matches, plan.matches)
+    tables: list[list[SeatStats]] = [[] for _ in plan.plans]
+    for k, (g, _) in enumerate(tasks):
+        tables[g].append(found[k])
+    return Played(tables, len(todo), len(tasks) - len(todo))
+
+
+def _task_name(plan: LeaderboardPlan, group: int, table: int) -> str:
+    """A table's name in task errors: its group and its seats."""
+    return f"leaderboard group {group}, {plan.plans[group].names[table]}"
+
+
+def group_places(plan: LeaderboardPlan, tables: list[list[SeatStats]], group: int) -> np.ndarray:
+    """``(seatings * deals, P)`` finishing levels of a group's matches by entry (seating after seating)."""
+    design = plan.plans[group].design
+    return np.concatenate([tables[group][t].by_entry(seat).place for t, seat in design.views])
+
+
+def pooled_stages(plan: LeaderboardPlan, tables: list[list[SeatStats]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The Plackett-Luce stages of every match of every group, over all agents: ``(chosen, risk, counts)``.
+
+    Each group's stages (:func:`agents.tournament_stats.stages`, over its entries) are widened to
+    every agent (the others in no risk set) and merged: ``chosen`` and ``risk`` ``(S, N)`` bool,
+    ``counts`` ``(deals, S)`` how often each deal holds each stage.
+    """
+    n = len(plan.specs)
+    wide, parts = [], []
+    for g, group in enumerate(plan.groups):
+        place = group_places(plan, tables, g)
+        st = stages(place, np.tile(np.arange(plan.deals), place.shape[0] // plan.deals), plan.deals)
+        rows = np.zeros((st.chosen.shape[0], 2 * n), bool)  # chosen, then risk, over every agent
+        rows[:, list(group)] = st.chosen
+        rows[:, [n + i for i in group]] = st.risk
+        wide.append(rows)
+        parts.append(st.counts)
+    unique, inverse = np.unique(np.concatenate(wide), axis=0, return_inverse=True)
+    ends = np.cumsum([0, *(c.shape[1] for c in parts)])
+    counts = np.zeros((plan.deals, unique.shape[0]))
+    for k, group_counts in enumerate(parts):
+        counts[:, inverse.reshape(-1)[ends[k] : ends[k + 1]]] += group_counts  # a group's stages are distinct
+    return unique[:, :n], unique[:, n:], counts
+
+
+def rate(plan: LeaderboardPlan, tables: list[list[SeatStats]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Plackett-Luce ratings ``(N,)`` of one fit to every match, their 95% bootstrap intervals ``(N, 2)`` over deals.
+
+    Returns ``(rating, low, high)``: the bootstrap resamples deals jointly across every group and seating.
+    """
+    chosen, risk, counts = pooled_stages(plan, tables)
+    full = counts.sum(0, keepdims=True)
+    point = ratings(fit_plackett_luce(chosen, risk, full))[0]
+    boot = []
+    for weights in deal_resamples(
+        plan.seed, plan.deals, plan.resamples, chunk=4_000_000 // max(plan.deals, chosen.size)
+    ):
+        boot.append(ratings(fit_plackett_luce(chosen, risk, weights @ counts)))
+    low, high = np.percentile(np.concatenate(boot), [2.5, 97.5], axis=0)
+    return point, low, high
+
+
+def head_to_head(plan: LeaderboardPlan, tables: list[list[SeatStats]]) -> np.ndarray:
+    """The meta-game ``(N, N)``: ``A[i, j]``, agent i's finishing-order advantage over agent j.
+
+    ``A[i, j] = (ahead - behind) / matches`` over every match of every group with both: +1 when ``i``
+    finishes ahead of ``j``, -1 when behind, 0 on a tie. ``A`` is antisymmetric, its diagonal 0.
+    """
+    n = len(plan.specs)
+    score = np.zeros((n, n), np.int64)
+    shared = np.zeros((n, n), np.int64)
+    for g, group in enumerate(plan.groups):
+        place = group_places(plan, tables, g)
+        for (a, i), (b, j) in itertools.permutations(enumerate(group), 2):
+            score[i, j] += int(np.sign(place[:, b] - place[:, a]).sum())
+            shared[i, j] += place.shape[0]
+    return np.divide(score, shared, out=np.zeros((n, n)), where=shared > 0)
+
+
+def max_entropy_nash(payoff: np.ndarray) -> np.ndarray:
+    """The maximum-entropy Nash equilibrium of the symmetric zero-sum game of antisymmetric ``payoff`` (row's).
+
+    The game's value is 0, so the equilibria are the mixtures ``p`` (``p >= 0``, ``sum p = 1``)
+    with ``payoff @ p <= 0``: a polytope. One linear program per strategy (SciPy's HiGHS) finds the
+    largest probability any equilibrium gives it, hence the support ``S`` (every strategy some
+    equilibrium plays) and a point inside; every equilibrium has ``(payoff @ p)_i = 0`` for
+    ``i`` in ``S``, so every equilibrium lies in that point plus the null space of those rows (and
+    of the sum); the entropy is maximized there (SLSQP, the other rows' ``<= 0`` kept), which
+    moves nothing when the equilibrium is unique (the generic case).
+    """
+    from scipy.linalg import null_space
+    from scipy.optimize import linprog, minimize
+
+    a = np.asarray(payoff, np.float64)
+    n = a.shape[0]
+    if a.shape != (n, n) or not np.array_equal(a, -a.T):
+        raise ValueError("the payoff matrix must be square and antisymmetric")
+    points = np.zeros((n, n))
+    for i in range(n):
+        found = linprog(
+            -np.eye(n)[i], A_ub=a, b_ub=np.zeros(n), A_eq=np.ones((1, n)), b_eq=[1.0], bounds=(0, None), method="highs"
+        )
+        if found.status != 0:
+            raise RuntimeError(f"the equilibrium LP failed: {found.message}")
+        points[i] = np.clip(found.x, 0.0, None)
+    support = np.flatnonzero(np.diag(points) > SUPPORT_TOL)
+    others = np.setdiff1d(np.arange(n), support)
+    start = points[support][:, support].mean(0)
+    start /= start.sum()
+    basis = null_space(np.vstack([a[np.ix_(support, support)], np.ones((1, support.size))]))
+    p = start
+    if basis.shape[1]:
+        rest = a[np.ix_(others, support)]
+
+        def neg_entropy(z: np.ndarray) -> tuple[float, np.ndarray]:
+            q = np.maximum(start + basis @ z, 1e-300)
+            return float((q * np.log(q)).sum()), basis.T @ (np.log(q) + 1.0)
+
+        constraints = [{"type": "ineq", "fun": lambda z: start + basis @ z, "jac": lambda z: basis}]
+        if others.size:
+            constraints.append(
+                {"type": "ineq", "fun": lambda z: -rest @ (start + basis @ z), "jac": lambda z: -rest @ basis}
+            )
+        best = minimize(
+            neg_entropy,
+            np.zeros(basis.shape[1]),
+            jac=True,
+            method="SLSQP",
+            constraints=constraints,
+            options={"ftol": 1e-15, "maxiter": 1000},
+        )
+        p = np.maximum(start + basis @ best.x, 0.0)
+    out = np.zeros(n)
+    out[support] = p / p.sum()
+    return out
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """A rated leaderboard: the plan, the ratings with their intervals, the meta-game and its Nash averaging."""
+
+    plan: LeaderboardPlan
+    rating: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    payoff: np.ndarray
+    """``(N, N)``: :func:`head_to_head`'s meta-game."""
+    nash: np.ndarray
+    """``(N,)``: its maximum-entropy Nash equilibrium."""
+
+    @property
+    def nash_rating(self) -> np.ndarray:
+        """Each agent's payoff against the equilibrium, ``payoff @ nash`` (0 for the agents it plays, else < 0)."""
+        return self.payoff @ self.nash
+
+    @property
+    def order(self) -> list[int]:
+        """The agents by rating, highest first (ties by spec)."""
+        return sorted(range(len(self.plan.specs)), key=lambda i: (-self.rating[i], self.plan.specs[i]))
+
+    def to_dict(self, command: str) -> dict[str, Any]:
+        """The ``leaderboard.json`` object (``command`` reproduces it)."""
+        plan = self.plan
+        nash_rating = self.nash_rating
+        agents = []
+        for rank, i in enumerate(self.order, 1):
+            agents.append(
+                {
+                    "rank": rank,
+                    "spec": plan.specs[i],
+                    "rating": _round(self.rating[i]),
+                    "rating_ci": [_round(self.low[i]), _round(self.high[i])],
+                    "nash_rating": _round(nash_rating[i]),
+                    "nash_weight": _round(self.nash[i]),
+                }
+            )
+        return {
+            "command": command,
+            "rules": plan.rules.to_dict(),
+            "players": plan.rules.players,
+            "hand_size": plan.rules.hand_size,
+            "deals": plan.deals,
+            "seed": plan.seed,
+            "batch": plan.batch,
+            "bootstrap_resamples": plan.resamples,
+            "design": (
+                f"every {plan.rules.players}-subset of the {len(plan.specs)} agents, each at every seating of its "
+                f"{plan.plans[0].design.design} design, on the same {plan.deals} duplicate deals"
+            ),
+            "tables": [
+                {"agents": [plan.specs[i] for i in group], "seatings": len(p.tasks)}
+                for group, p in zip(plan.groups, plan.plans, strict=True)
+            ],
+            "matches": plan.matches,
+            "rating_scale": "Elo-like: 400*log10(Plackett-Luce strength), centred to mean 0; 95% bootstrap over deals",
+            "nash": {
+                "payoff": "A[i][j] = P(i finishes ahead of j) - P(j ahead of i), in the matches both played",
+                "agents": plan.specs,
+                "payoff_matrix": [[_round(x) for x in row] for row in self.payoff],
+                "equilibrium": [_round(x) for x in self.nash],
+                "gap": _round(max(float((self.payoff @ self.nash).max()), 0.0)),
+            },
+            "agents": agents,
+        }
+
+
+def _round(x: float) -> float:
+    """A figure as the files write it: 6 decimals (and never -0.0)."""
+    return round(float(x), 6) + 0.0
+
+
+def leaderboard(plan: LeaderboardPlan, tables: list[list[SeatStats]]) -> Leaderboard:
+    """Rate the played tables of ``plan``: Plackett-Luce ratings with intervals, and the Nash averaging."""
+    rating, low, high = rate(plan, tables)
+    payoff = head_to_head(plan, tables)
+    return Leaderboard(plan, rating, low, high, payoff, max_entropy_nash(payoff))
+
+
+def write_leaderboard(board: Leaderboard, out: Path, command: str) -> dict[str, Any]:
+    """Write ``leaderboard.json``, ``leaderboard.md`` and ``leaderboard.png`` into ``out``; return the JSON object."""
+    data = board.to_dict(command)
+    atomic_write_text(out / "leaderboard.json", json.dumps(data, indent=1) + "\n")
+    atomic_write_text(out / "leaderboard.md", markdown(data))
+    plot(data, out / "leaderboard.png")
+    return data
+
+
+def markdown(data: dict[str, Any]) -> str:
+    """``leaderboard.md``: the settings, the ranked table and how to read it."""
+    tables = data["tables"]
+    seatings = sum(t["seatings"] for t in tables)
+    lines = [
+        "# Leaderboard",
+        "",
+        f"{len(data['agents'])} agents at {data['players']} players, {data['hand_size']} cards each: "
+        f"{_count(len(tables), 'group')} (every {data['players']}-subset), {seatings} tables with every seating, "
+        f"{data['deals']} duplicate deals each (seed {data['seed']}): {data['matches']:,} matches.",
+        "",
+        "| rank | agent | rating | 95% interval | Nash rating | Nash weight |",
+        "|---:|---|---:|---|---:|---:|",
+    ]
+    for a in data["agents"]:
+        low, high = a["rating_ci"]
+        lines.append(
+            f"| {a['rank']} | `{a['spec']}` | {a['rating']:.0f} | [{low:.0f}, {high:.0f}] | "
+            f"{a['nash_rating']:+.3f} | {a['nash_weight']:.3f} |"
+        )
+    lines += [
+        "",
+        "Rating: one Plackett-Luce fit to the finishing orders of every match, Elo scale (an agent D points above "
+        "another finishes ahead of it with probability 1 / (1 + 10^(-D/400))), mean 0; the interval is a 95% "
+        "bootstrap over deals.",
+        "",
+        "Nash rating: the agent's finishing-order advantage (P(ahead) - P(behind), from -1 to 1) against the "
+        "maximum-entropy Nash equilibrium of the head-to-head meta-game, whose weights are the last column: 0 for "
+        "the agents it plays, below 0 by what the others lose against it. In a given meta-game a copy of an agent "
+        "shares its weight and moves no other Nash rating; docs/leaderboard.md says how to read it.",
+        "",
+        "Reproduce:",
+        "",
+        "```bash",
+        data["command"],
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def plot(data: dict[str, Any], path: Path) -> None:
+    """``leaderboard.png``: the ratings with their 95% intervals, and the Nash ratings, ranked."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    from skill.plots import save
+
+    agents = data["agents"]
+    names = [a["spec"] for a in agents]
+    y = np.arange(len(agents))[::-1]
+    rating = np.array([a["rating"] for a in agents])
+    ci = np.array([a["rating_ci"] for a in agents])
+    err = np.stack([rating - ci[:, 0], ci[:, 1] - rating]).clip(0)
+    fig, (left, right) = plt.subplots(
+        1, 2, figsize=(10, 1.4 + 0.4 * len(agents)), sharey=True, gridspec_kw={"width_ratios": [3, 2]}
+    )
+    left.errorbar(rating, y, xerr=err, fmt="o", capsize=3)
+    left.axvline(0, color="grey", lw=0.8)
+    left.set_yticks(y, names)
+    left.set_xlabel("rating (Plackett-Luce, Elo scale), 95% interval")
+    nash = np.array([a["nash_rating"] for a in agents])
+    right.hlines(y, 0, nash, color="tab:orange")
+    right.plot(nash, y, "o", color="tab:orange")
+    for a, row in zip(agents, y, strict=True):
+        if a["nash_weight"] > 0:
+            right.annotate(
+                f"weight {a['nash_weight']:.2f}", (a["nash_rating"], row), (6, 4), textcoords="offset points"
+            )
+    right.axvline(0, color="grey", lw=0.8)
+    right.set_xlim(min(nash.min(), 0) * 1.1 - 0.05, 0.3)
+    right.set_xlabel("Nash rating (advantage vs the equilibrium)")
+    fig.suptitle(
+        f"{data['players']} players, {data['hand_size']} cards, {data['deals']} deals, seed {data['seed']}",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    save(fig, path)
+    plt.close(fig)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 group``, ``4 groups``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
