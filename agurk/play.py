@@ -67,8 +67,10 @@ class Game(Match):
         read: Callable[[str], str] = input,
     ) -> None:
         super().__init__(rules, opponents, seat, seed)
-        self.console = console or Console(highlight=False, soft_wrap=True)
+        self.console = console or Console(highlight=False)  # a line wider than the terminal wraps between words
         self.read = read
+        self.played = 0
+        """Cards the person has played."""
 
     # ------------------------------------------------------------------ output
 
@@ -217,6 +219,7 @@ class Game(Match):
                 card = self.ask(st)
                 if card is None:
                     return False, self.record()
+                self.played += 1
             else:
                 card = self.agent_card()
             self.show_move(self.apply(card))
@@ -249,7 +252,8 @@ def play(
 ) -> int:
     """Run ``agurk play``; returns the exit status (0, also on quitting, which writes ``record`` so far).
 
-    Ctrl-C (or a stop signal raised as one) writes ``record`` so far too, then raises on.
+    Ctrl-C (or a stop signal raised as one) writes ``record`` so far too, then raises on. Before the
+    person's first card there is nothing to keep: ``record`` is left as it was.
     """
     game = Game(rules, opponents, seat, seed, console)
     try:
@@ -267,6 +271,9 @@ def play(
 
 def _write_record(game: Game, path: str, rec: MatchRecord, finished: bool) -> None:
     """Write the match record (one JSON line) atomically and say so: the whole match, or the match so far."""
+    if not game.played:
+        game.say(f"no record written to {escape(path)}: you played no card")
+        return
     atomic_write_text(path, json.dumps(rec) + "\n")
     if finished:
         game.say(f"record written to {escape(path)}")

@@ -102,6 +102,10 @@ def parse_record(text: str, match: int = 0, name: str = "the file") -> MatchReco
         Rules.from_dict(rec["rules"])
     except (RulesError, TypeError) as e:
         raise ReplayError(f"{name} line {n} has bad rules: {e}") from None
+    try:
+        steps(rec)  # every trick readable: a damaged record is named by its file and line now
+    except ReplayError as e:
+        raise ReplayError(f"{name} line {n}: {e}") from None
     return rec
 
 
@@ -147,7 +151,7 @@ def _steps(rec: MatchRecord) -> list[Frame]:
                     "dealer": rnd["dealer"],
                     "hands": shown,
                     "plays": plays,
-                    "winner": None if winner is None else int(winner),
+                    "winner": None if winner is None else _seat(winner, p),
                 }
             )
             for seat, card in moves:
@@ -155,8 +159,16 @@ def _steps(rec: MatchRecord) -> list[Frame]:
         if "penalties" in rnd:
             out.append({"kind": "round", "round": r, "rows": [_round_row(rnd, s) for s in range(p)]})
     if "winners" in rec:
-        out.append({"kind": "match", "winners": [int(s) for s in rec["winners"]]})
+        out.append({"kind": "match", "winners": [_seat(s, p) for s in rec["winners"]]})
     return out
+
+
+def _seat(value: int, players: int) -> int:
+    """``value`` as a seat of ``players`` (``ValueError`` if it is none)."""
+    seat = int(value)
+    if not 0 <= seat < players:
+        raise ValueError(f"seat {seat} at a table of {players}")
+    return seat
 
 
 def _round_row(rnd: RoundRecord, s: int) -> RoundRow:

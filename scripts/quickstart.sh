@@ -17,5 +17,11 @@ scripts/torch.sh
 pip install -e ".[rl]"
 
 OUT="runs/quickstart"
+EVALUATE=(agurk evaluate --agents "ppo:$OUT/checkpoints/best.pt,heuristic,heuristic,heuristic" --matches 2000 --seed 1)
 agurk train configs/quickstart.yaml --out "$OUT" "$@"
-agurk evaluate --agents "ppo:$OUT/checkpoints/best.pt,heuristic,heuristic,heuristic" --matches 2000 --seed 1
+"${EVALUATE[@]}"
+
+# The environment was activated in this script's shell, not in yours.
+echo
+echo "agurk is in $VENV, not on your PATH: activate it in your shell first:  . $VENV/bin/activate"
+echo "next: ${EVALUATE[*]}    # the evaluation above: change --agents or --matches to try others"

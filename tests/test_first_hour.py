@@ -239,7 +239,7 @@ def test_the_two_commands_set_up_and_run_what_the_readme_says() -> None:
     test = (root / "scripts" / "test.sh").read_text()
     assert "apt-get install -y -qq chromium chromium-driver" in test and "scripts/torch.sh" in test
     assert 'source scripts/venv.sh "$VENV"' in test
-    assert 'VENV="${CI_VENV:-$(mktemp -d)/venv}"' in test  # outside the checkout
+    assert 'FRESH="$(mktemp -d)"' in test and 'VENV="$FRESH/venv"' in test  # outside the checkout
     for path in ("scripts/quickstart.sh", "scripts/test.sh", "scripts/torch.sh", ".ci/run"):
         assert (root / path).stat().st_mode & 0o111, path
 

@@ -28,7 +28,8 @@ PROMPT = r"your card \([^)]*\)> "
 
 
 def _spawn(*args: str) -> pexpect.spawn:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "TERM": "dumb"}
+    # 200 columns, one line per message (rich reads COLUMNS on a dumb terminal only with LINES)
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "LINES": "50", "TERM": "dumb"}
     child = pexpect.spawn(
         sys.executable,
         ["-m", "agurk.cli", *args],

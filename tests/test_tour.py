@@ -73,6 +73,11 @@ def commands() -> list[str]:
     return list(dict.fromkeys(readme_commands() + help_commands()))
 
 
+STUDY = (
+    "agurk skill-study --selection docs/results/skill-full/report.json --convergence docs/results/skill-full/"
+    "convergence.json --exact docs/results/skill-study/exact.json --out docs/results/skill-study"
+)
+"""The published study's command (``agurk skill-study --help``)."""
 SKIP = {
     "agurk serve": "a server that runs until stopped (tests/test_web.py serves its pages)",
     "agurk serve --port 8080": "a server that runs until stopped",
@@ -84,9 +89,7 @@ SKIP = {
     "agurk curve runs/expert --beside runs/ppo": "placeholder runs (an expert-iteration run beside a PPO run)",
     "agurk skill-report --budget full --policy zoo --cache runs/skill-cache --convergence runs/net/step-8M.pt,"
     "runs/net/step-47M.pt": "placeholder checkpoints of earlier training budgets (test_convergence.py runs small ones)",
-    "agurk skill-study --selection docs/results/skill-full/report.json --convergence "
-    "docs/results/skill-full/convergence.json --exact docs/results/skill-study/exact.json --out docs/results/skill-study":
-    "the published study (hours; tests/test_skill_study.py runs a small one, resumed from its cache)",
+    STUDY: "the published study (hours; tests/test_skill_study.py runs a small one, resumed from its cache)",
 }
 """Commands not run, with the reason (everything else runs as printed, or shrunk by ``SHRINK``)."""
 SKIP_PATTERNS = (

@@ -5,39 +5,21 @@ One module per command (:mod:`agurk.cli.simulate`, ...), each with ``add_parser(
 
 Every user error (unknown preset, option or value, an impossible combination of options,
 a bad agent spec, a file that cannot be written, a count <= 0) is reported as one line
-``agurk: error: ...`` on stderr with exit status 2, never a traceback. ``agurk --version``
-prints the installed version (from the package metadata).
+``agurk: error: ...`` on stderr with exit status 2, never a traceback. Ctrl-C at any moment,
+the imports of the commands included, is one line and exit status 130: the ``agurk`` script
+imports this module before :func:`main` runs, so it imports nothing of the project itself and
+:func:`main` guards every import. ``agurk --version`` prints the installed version (from the
+package metadata).
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import os
 import sys
-from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
-from agurk.cli import (
-    agents,
-    bench,
-    curve,
-    evaluate,
-    exploit,
-    exploitability,
-    play,
-    replay,
-    rules,
-    serve,
-    simulate,
-    skill_report,
-    sweep,
-    train,
-    zoo,
-)
-from agurk.cli.common import PROG, CliError, Formatter, Parser
-from agurk.cli.stop_signals import Signals, stopped
-from agurk_env.rules import RulesError
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 DISTRIBUTION = "agurk-rl"
 """The name ``pip`` installs this project under (pyproject.toml)."""
@@ -45,6 +27,27 @@ DISTRIBUTION = "agurk-rl"
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the ``agurk`` argument parser with its subcommands."""
+    from agurk.cli import (
+        agents,
+        bench,
+        curve,
+        evaluate,
+        exploit,
+        exploitability,
+        leaderboard,
+        play,
+        replay,
+        rules,
+        serve,
+        simulate,
+        skill_report,
+        skill_study,
+        sweep,
+        train,
+        zoo,
+    )
+    from agurk.cli.common import PROG, Formatter, Parser
+
     parser = Parser(
         prog=PROG,
         formatter_class=Formatter,
@@ -71,8 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=Parser)
     commands = (
-        simulate, evaluate, skill_report, sweep, exploit, exploitability, agents, zoo, rules, train, curve, play,
-        replay, serve, bench,
+        simulate, evaluate, skill_report, skill_study, sweep, exploit, exploitability, agents, zoo, rules, train, curve,
+        play, replay, serve, bench, leaderboard,
     )
     for command in commands:
         command.add_parser(sub)
@@ -81,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _version() -> str:
     """The installed distribution's version (``unknown`` when run from a tree that is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version(DISTRIBUTION)
     except PackageNotFoundError:
@@ -88,12 +93,31 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``agurk`` command line; return the exit status."""
-    parser = build_parser()
+    """Run the ``agurk`` command line; return the exit status (130 after Ctrl-C, whenever it came)."""
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:  # --help (0) and argument errors (2)
-        return e.code if isinstance(e.code, int) else 2
+        return _run(argv)
+    except KeyboardInterrupt as e:  # a command that does not catch it (or not yet: it was still starting)
+        from agurk.cli.stop_signals import stopped
+
+        return stopped(e)
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    """Parse ``argv`` and run its command: a user error is one line on stderr and exit status 2."""
+    import contextlib
+    import os
+
+    from agurk.cli.stop_signals import Signals
+
+    with Signals():  # a stop while numba loads the commands' kernels is not lost in its callbacks
+        from agurk.cli.common import CliError
+        from agurk_env.rules import RulesError
+
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as e:  # --help (0) and argument errors (2)
+            return e.code if isinstance(e.code, int) else 2
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
         return 2
@@ -101,8 +125,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         # SIGTERM and SIGHUP stop a command as Ctrl-C does: workers ended, one line, no traceback
         with contextlib.nullcontext() if getattr(args, "own_signals", False) else Signals():
             return args.func(args)
-    except KeyboardInterrupt as e:  # a command that does not catch it (or not yet: it was still starting)
-        return stopped(e)
     except (CliError, RulesError) as e:
         _report(str(e))
         return 2
@@ -113,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _report(message: str) -> None:
     """Print one ``agurk: error: ...`` line on stderr."""
+    from agurk.cli.common import PROG
+
     print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
 
 

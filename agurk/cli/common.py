@@ -13,7 +13,9 @@ import dataclasses
 import functools
 import importlib
 import os
+import shutil
 import sys
+import textwrap
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     from agents.tasks import Backend
 
 PROG = "agurk"
+HELP_COLUMNS = 100
+"""The widest ``--help``, however wide the terminal."""
 _T = TypeVar("_T")
 
 
@@ -40,7 +44,10 @@ class CliError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line on stderr (exit status 2)."""
+    """An argument parser whose errors are one line on stderr (exit status 2), and that takes no abbreviated option."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs, allow_abbrev=False)  # --match is not --matches
 
     def error(self, message: str) -> NoReturn:
         """Print ``agurk: error: MESSAGE (see 'PROG --help')`` and exit 2."""
@@ -49,10 +56,44 @@ class Parser(argparse.ArgumentParser):
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter):
-    """Keep the hand-wrapped descriptions and examples; a little wider help column."""
+    """Keep the hand-wrapped descriptions and examples where they fit the terminal; a little wider help column.
+
+    The help is as wide as the terminal, :data:`HELP_COLUMNS` at most. A description or epilog with a
+    line wider than that is wrapped again at its spaces: a paragraph's unindented lines are joined, and an
+    indented line (an example, a list item with its deeper-indented continuation lines) is wrapped alone,
+    its rest indented below it.
+    """
 
     def __init__(self, prog: str) -> None:
-        super().__init__(prog, max_help_position=32)
+        super().__init__(prog, max_help_position=32, width=min(shutil.get_terminal_size().columns, HELP_COLUMNS) - 2)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        """``text`` after ``indent``, as written if every line fits ``width``, else wrapped again (see the class)."""
+        lines = text.splitlines()
+        if all(len(indent + line) <= width for line in lines):
+            return "\n".join(indent + line for line in lines)
+        blocks: list[list[str]] = []  # a paragraph's unindented lines, or an indented item with its continuation
+        for line in lines:
+            last = blocks[-1] if blocks and blocks[-1][0].strip() and not blocks[-1][-1].endswith("\\") else None
+            depth, first = _depth(line), _depth(last[0]) if last else 0
+            if last and line.strip() and (depth == first == 0 or depth > first > 0):
+                last.append(line)
+            else:
+                blocks.append([line])
+        out = []
+        for block in blocks:
+            depth = _depth(block[0])
+            rest = _depth(block[1]) if len(block) > 1 else depth + 4 if depth else 0
+            wrap = textwrap.TextWrapper(
+                width, indent + " " * depth, indent + " " * rest, break_long_words=False, break_on_hyphens=False
+            )
+            out += wrap.wrap(" ".join(line.strip() for line in block)) or [""]
+        return "\n".join(out)
+
+
+def _depth(line: str) -> int:
+    """The spaces ``line`` is indented by."""
+    return len(line) - len(line.lstrip())
 
 
 # ----------------------------------------------------------------------------- checks and rules
@@ -71,13 +112,27 @@ def arg_type(kind: object, **bounds: Any) -> Callable[[str], object]:
     is_list = typing.get_origin(kind) is list
 
     def convert(text: str) -> object:
+        pieces = split_list(text) if is_list else [text]
         try:
-            return value.convert(split_list(text) if is_list else text)
+            result = value.convert(pieces if is_list else text)
+            numbers = zip(pieces, result if is_list else [result], strict=True)
+            if any(isinstance(number, int) and not _integer(piece) for piece, number in numbers):
+                raise OptionError(text)  # 1e3 is a number in a config, never an integer option on the command line
         except OptionError:
             raise argparse.ArgumentTypeError(f"must be {value.what()}, not {text!r}") from None
+        return result
 
     convert.__name__ = value.what()  # what a help text's %(type)s says: ``an integer >= 0``
     return convert
+
+
+def _integer(text: str) -> bool:
+    """Whether ``text`` is an integer as Python writes it (``1000``, ``-3``, ``1_000``; not ``1e3`` or ``1000.0``)."""
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
 
 
 def add_options(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 from agents.seatings import Seating
 from agents.tournament_stats import Unit
 from agurk.cli.common import (
+    PROG,
     RULE_NOTES,
     Backends,
     CliError,
@@ -132,7 +134,7 @@ def run(namespace: argparse.Namespace) -> int:
 
     from agents.fit import check_fit
     from agents.registry import AgentSpecError, make_agents
-    from agents.tournament import parse_entries, seatings, tournament
+    from agents.tournament import PARALLEL_MIN_MATCHES, parse_entries, seatings, tournament
 
     try:
         specs = parse_entries(args.agents, rules.players)
@@ -142,6 +144,12 @@ def run(namespace: argparse.Namespace) -> int:
     warn_other_players(specs, rules)
     tables = len(seatings(specs, args.seating).tables)
     path = output_file("--json", args.json)
+    if (args.workers or 1) > 1 and args.backend == "local" and args.matches * tables < PARALLEL_MIN_MATCHES:
+        print(
+            f"{PROG}: note: {args.matches:,} deals x {tables} seatings = {args.matches * tables:,} matches run in one "
+            f"process: --workers {args.workers} takes effect from {PARALLEL_MIN_MATCHES:,} matches",
+            file=sys.stderr,
+        )
     console = stderr_console()
     start = time.perf_counter()
     try:
@@ -174,7 +182,12 @@ def run(namespace: argparse.Namespace) -> int:
 
 
 def _print_evaluation(result: TournamentResult, label: str, seconds: float, to_stderr: bool) -> None:
-    """The per-entry table: win rate, penalty per round, last-trick rate and rating with their 95% CIs."""
+    """The per-entry table: win rate, penalty per round, last-trick rate and rating with their 95% CIs.
+
+    On a terminal too narrow for it (80 columns), the last-trick rate is left out (``--json`` has it) rather
+    than a number split over two rows.
+    """
+    from rich.measure import Measurement
     from rich.table import Table
     from rich.text import Text
 
@@ -191,33 +204,43 @@ def _print_evaluation(result: TournamentResult, label: str, seconds: float, to_s
     played = f", {result.rounds_played} rounds" if by_round else ""
     orders = "each round's order by penalty" if by_round else "finishing orders"
     won = "round win: the lowest round penalty (k tied: 1/k each); " if by_round else ""
-    table = Table(
-        title=f"evaluate: {label}, {p} players, seed {result.seed}" + (", unit: round" if by_round else ""),
-        title_justify="left",
-        caption=Text(
-            f"{result.deals} deals x {tables} seatings ({result.seating.design}) = {result.deals * tables} matches"
-            f"{played} in {seconds:.1f} s; "
-            f"[95% bootstrap CI over deals, {result.resamples} resamples]; {won}rating: Plackett-Luce "
-            f"on {orders}, Elo scale (400 * log10 strength), entries' mean 0"
-        ),
-        caption_justify="left",
-    )
-    table.add_column("#", justify="right")
-    table.add_column("agent", style="bold")
-    table.add_column("round win rate" if by_round else "win rate", justify="right")
-    table.add_column("penalty / round", justify="right")
-    table.add_column("last trick", justify="right")
-    table.add_column("rating", justify="right")
-    for i, e in enumerate(result.entries):
-        table.add_row(
-            str(i),
-            e.spec,
-            ci(e.win_rate, e.win_rate_ci, ".3f"),
-            ci(e.mean_penalty, e.mean_penalty_ci, ".2f"),
-            ci(e.last_trick_rate, e.last_trick_rate_ci, ".3f"),
-            ci(e.rating, e.rating_ci, "+.0f"),
+
+    def build(last_trick: bool) -> Table:
+        left_out = "" if last_trick else "; the last-trick rate is left out at this width (--json has it)"
+        table = Table(
+            title=f"evaluate: {label}, {p} players, seed {result.seed}" + (", unit: round" if by_round else ""),
+            title_justify="left",
+            caption=Text(
+                f"{result.deals} deals x {tables} seatings ({result.seating.design}) = {result.deals * tables} "
+                f"matches{played} in {seconds:.1f} s; "
+                f"[95% bootstrap CI over deals, {result.resamples} resamples]; {won}rating: Plackett-Luce "
+                f"on {orders}, Elo scale (400 * log10 strength), entries' mean 0{left_out}"
+            ),
+            caption_justify="left",
         )
+        table.add_column("#", justify="right")
+        table.add_column("agent", style="bold", overflow="fold")
+        table.add_column("round win rate" if by_round else "win rate", justify="right", no_wrap=True)
+        table.add_column("penalty / round", justify="right", no_wrap=True)
+        if last_trick:
+            table.add_column("last trick", justify="right", no_wrap=True)
+        table.add_column("rating", justify="right", no_wrap=True)
+        for i, e in enumerate(result.entries):
+            rate = [ci(e.last_trick_rate, e.last_trick_rate_ci, ".3f")] if last_trick else []
+            table.add_row(
+                str(i),
+                e.spec,
+                ci(e.win_rate, e.win_rate_ci, ".3f"),
+                ci(e.mean_penalty, e.mean_penalty_ci, ".2f"),
+                *rate,
+                ci(e.rating, e.rating_ci, "+.0f"),
+            )
+        return table
+
     console = stderr_console() if to_stderr else stdout_console()
     if not console.is_terminal:
         console.width = max(console.width, 132)  # a file or pipe: one line per entry
+    table = build(last_trick=True)
+    if Measurement.get(console, console.options.update_width(10_000), table).maximum > console.width:
+        table = build(last_trick=False)
     console.print(table)

@@ -26,7 +26,9 @@ class PlayOptions(GameOptions):
 
     record: str | None = option(None, metavar="FILE")
     """write the match record (one JSON line) at the end; on q or Ctrl-C, the match so far (finished rounds and the
-    round in progress)"""
+    round in progress), or nothing before your first card. An existing FILE is refused (unless --force)"""
+    force: bool = False
+    """--record: replace an existing file"""
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -50,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
     """Play one seat of a match against agents in the terminal."""
     game = from_args(PlayOptions, args)
     rules = resolve_rules(game.rules, game.set)
-    output_file("--record", game.record)  # checked before the match, written at its end (or on q, or Ctrl-C)
+    path = output_file("--record", game.record)  # checked before the match, written at its end (or on q, or Ctrl-C)
+    if path is not None and path.exists() and not game.force:
+        raise CliError(f"--record {game.record!r} exists: add --force to replace it, or give a new file")
 
     from agents.registry import AgentSpecError
     from agurk.match import MatchError

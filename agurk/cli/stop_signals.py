@@ -12,8 +12,9 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -35,7 +36,16 @@ def signal_number(stop: KeyboardInterrupt) -> int:
 
 
 def stopped(stop: KeyboardInterrupt, detail: str = "") -> int:
-    """Say in one line that ``stop`` (Ctrl-C or a stop signal) ended the command, with ``detail``; the exit status."""
+    """Say in one line that ``stop`` (Ctrl-C or a stop signal) ended the command, with ``detail``; the exit status.
+
+    The frames it interrupted are let go first, quietly: an object they were building may fail in its
+    ``__del__`` (llvmlite's, when the stop came while numba compiled), which is no error of the command.
+    """
+    hook, sys.unraisablehook = sys.unraisablehook, lambda info: None
+    try:
+        stop.__traceback__ = None
+    finally:
+        sys.unraisablehook = hook
     signum = signal_number(stop)
     _note(f"interrupted by {signal.Signals(signum).name}{detail}")
     return 128 + signum
@@ -55,6 +65,8 @@ class Signals:
     final checkpoint) every signal is only noted, until the outermost ``with`` ends (the
     handlers are installed once, however deeply entered). A signal the process ignores
     (SIGHUP under ``nohup``) stays ignored; outside the main thread nothing is installed.
+    A stop raised where Python cannot raise it (a ctypes callback of numba's compiler, a
+    ``__del__``: it would be printed and dropped) is sent again, until it stops the command.
     """
 
     def __init__(self) -> None:
@@ -63,6 +75,7 @@ class Signals:
         self._held = 0
         self._pending: int | None = None
         self._previous: dict[int, Any] = {}
+        self._unraisable: Callable[[sys.UnraisableHookArgs], object] | None = None
 
     def __enter__(self) -> Signals:
         self._depth += 1
@@ -71,6 +84,7 @@ class Signals:
                 signum = getattr(signal, name, None)
                 if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:
                     self._previous[signum] = signal.signal(signum, self._handle)
+            self._unraisable, sys.unraisablehook = sys.unraisablehook, self._dropped
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -79,6 +93,8 @@ class Signals:
             for signum, handler in self._previous.items():
                 signal.signal(signum, handler)
             self._previous.clear()
+            if self._unraisable is not None:
+                sys.unraisablehook, self._unraisable = self._unraisable, None
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
@@ -91,6 +107,16 @@ class Signals:
         else:
             self.stopping = True
             raise Interrupted(signum)
+
+    def _dropped(self, info: sys.UnraisableHookArgs) -> None:
+        """An exception Python could not raise: a stop of ours is sent again, anything else reported as before."""
+        if isinstance(info.exc_value, Interrupted) and self._unraisable is not None:
+            self.stopping = False
+            again = threading.Timer(0.01, os.kill, (os.getpid(), info.exc_value.signum))  # once out of this hook
+            again.daemon = True
+            again.start()
+        elif self._unraisable is not None:
+            self._unraisable(info)
 
     def stop(self) -> None:
         """From now on, only note signals (the run is stopping or done)."""

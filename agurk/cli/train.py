@@ -125,6 +125,12 @@ def _train(args: TrainOptions, signals: Signals) -> int:
         if args.resume is None:
             check_init(cfg)
         resume = resume_checkpoint(args.resume, cfg, args.force) if args.resume else None
+        if resume is not None and resume.step >= cfg.total_steps:
+            raise CliError(
+                f"--resume {args.resume}: the run is finished: it reached its total_steps ({cfg.total_steps:,}) at "
+                f"step {resume.step:,}; to train it on, raise total_steps (e.g. --set "
+                f"total_steps={2 * cfg.total_steps})"
+            )
         if resume is not None and args.config is not None and not args.force:
             _refuse_config_changes(args, resume.changed)
         moved = claim_out(out, args.force, args.resume) if out is not None else None
