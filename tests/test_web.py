@@ -272,13 +272,13 @@ def test_the_bad_requests_are_in_the_docs() -> None:
 def test_a_new_game_is_declared_once_for_agurk_play_and_the_web(
     client: TestClient, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``agurk play``'s options are :class:`GameOptions`' fields; a new-game request's are the same, and two more."""
+    """``agurk play``'s options are :class:`GameOptions`' fields; a new-game request's are the same, and four more."""
     subcommands = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     play = {a.dest: a for a in subcommands.choices["play"]._actions if a.option_strings}
     for name, opt in declared(GameOptions).items():
         assert play[name].default == opt.default and play[name].metavar == opt.bounds.metavar, name
         assert opt.doc and opt.doc in play[name].help, name
-    assert list(declared(NewGame)) == [*declared(GameOptions), "mode", "players"]
+    assert list(declared(NewGame)) == [*declared(GameOptions), "mode", "players", "duplicate", "name"]
     # one bound, read by both: the same refusal on the command line and in a request
     assert cli.main(["play", "--seat", "-1"]) == 2
     assert "argument --seat: must be an integer >= 0, not '-1'" in capsys.readouterr().err

@@ -362,3 +362,36 @@ def test_once_you_are_out_you_step_through_the_rest_or_watch_it(browser: WebDriv
     wait(browser, ec.visibility_of_element_located((By.ID, "over")), "the agents play the match to its end")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#rounds tr")) > rounds
     assert "you lose" in browser.find_element(By.ID, "over-text").text
+
+
+def test_a_duplicate_match_shows_both_results_and_the_panel(browser: WebDriver, base_url: str) -> None:
+    """A duplicate game vs random played by clicking: the two results on the same cards, then the panel's row."""
+    setup_game(browser, base_url, 3, "hand_size=3", 0, opponents="guard", duplicate="random", name="erin")
+    wait(browser, lambda d: "duplicate deal 0 of erin vs random" in d.find_element(By.ID, "status-line").text, "deal 0")
+    result = browser.find_element(By.ID, "dup-result")
+    while not result.is_displayed():
+        moves = browser.find_element(By.ID, "game").get_attribute("data-moves")
+        legal = browser.find_elements(By.CSS_SELECTOR, "#hand .legal")
+        if legal:
+            legal[0].click()
+        elif browser.find_element(By.ID, "play-on").is_displayed():
+            browser.find_element(By.ID, "play-on").click()  # out: the agents play on to the end
+            wait(browser, lambda d: result.is_displayed(), "the duplicate result once the match is over")
+            break
+        wait(
+            browser,
+            lambda d, moves=moves: (
+                result.is_displayed()
+                or d.find_element(By.ID, "game").get_attribute("data-moves") != moves
+                or d.find_element(By.ID, "play-on").is_displayed()
+            ),
+            "the agents' replies",
+        )
+    table = browser.find_element(By.ID, "dup-compare").text
+    assert "you (erin)" in table and "random" in table and "you − agent" in table
+    row = wait(
+        browser,
+        lambda d: d.find_elements(By.CSS_SELECTOR, '#dup-table tr[data-person="erin"]'),
+        "erin's row in the panel",
+    )[0]
+    assert row.find_element(By.CSS_SELECTOR, ".matches").text == "1" and "[" in row.text

@@ -40,6 +40,8 @@ class ServeOptions:
     """forget a game idle this long"""
     finished_minutes: float = option(10.0, above=0, metavar="M")
     """forget a finished game this long after its last request"""
+    db: str = option("runs/agurk-web.sqlite", metavar="PATH")
+    """SQLite file of the duplicate games' results (made on first use; kept across restarts)"""
     checkpoints: bool | None = None
     """let the page name checkpoint files on this machine as opponents (ppo:PATH, guided:policy=PATH); default: yes
     on 127.0.0.1/localhost, no on any other --host"""
@@ -58,7 +60,10 @@ def add_parser(sub: Subcommands) -> None:
             "fetched from the internet. Each game has an unguessable id and a token of the browser that\n"
             "made it; finished and idle games expire. Open the printed address in a browser."
         ),
-        epilog="examples:\n  agurk serve\n  agurk serve --port 8080\n  agurk serve --host 0.0.0.0 --max-games 200",
+        epilog=(
+            "examples:\n  agurk serve\n  agurk serve --port 8080 --db runs/club.sqlite\n"
+            "  agurk serve --host 0.0.0.0 --max-games 200"
+        ),
     )
     add_options(p, ServeOptions)
     p.set_defaults(func=run, own_signals=True)  # uvicorn handles Ctrl-C and SIGTERM itself
@@ -72,6 +77,7 @@ def run(namespace: argparse.Namespace) -> int:
     import uvicorn
 
     from agurk.web.app import create_app
+    from agurk.web.duplicate import Results
     from agurk.web.store import Limits
 
     checkpoints = args.host in LOOPBACK if args.checkpoints is None else args.checkpoints
@@ -80,7 +86,8 @@ def run(namespace: argparse.Namespace) -> int:
         print(f"note: listening on {args.host}: other machines can reach this server (no TLS, no login)", flush=True)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"agurk serve: open http://{host}:{args.port}/ (Ctrl-C stops)", flush=True)
-    config = uvicorn.Config(create_app(limits), host=args.host, port=args.port, log_level="warning", access_log=False)
+    app = create_app(limits, Results(args.db))
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     config.load()  # uvicorn's own modules imported now, so that the freeze below holds them too
     gc.collect()
     gc.freeze()  # what the imports made lives as long as the server: full collections skip it (else 0.1 s stalls)

@@ -14,9 +14,11 @@ import asyncio
 import contextlib
 import json
 import re
+import time
 import types
 import typing
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypedDict
@@ -29,10 +31,12 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from agents.registry import AGENTS
-from agurk.cli.common import CliError, resolve_rules
+from agents.registry import AGENTS, AgentSpecError
+from agurk.cli.common import CliError, resolve_rules, rules_label
 from agurk.game_options import GameOptions
+from agurk.match import Match, MatchError
 from agurk.replay import Frame, ReplayError, parse_record, seat_names, steps
+from agurk.web.duplicate import Duplicate, Results, agent_specs, check_name, match_result, summary
 from agurk.web.mover import Mover
 from agurk.web.session import Hint, Session, View, WebError
 from agurk.web.store import Limits, Store
@@ -51,6 +55,8 @@ TOKEN = "X-Game-Token"
 """The header that carries a game's token."""
 JSON_TYPES: dict[type, str] = {str: "string", list: "array", int: "integer"}
 """JSON's name of each Python type a request field may take."""
+AGENT_THREADS = 2
+"""Threads that play the comparison agents' matches of duplicate games (one match each at a time)."""
 WATCH_OPPONENTS = "guard"
 """The agents of a watched game whose request names none."""
 
@@ -63,6 +69,11 @@ class NewGame(GameOptions):
     """play: your seat against the agents; watch: every seat an agent (no seat; opponents default to guard)"""
     players: int | None = None
     """the table size, over the preset and set (set players=N says the same)"""
+    duplicate: str = ""
+    """an agent spec: a duplicate game, the person's next deal (the server picks the seed), which this agent plays too
+    from the person's seat against the same opponents; both results are compared once the match is over"""
+    name: str = ""
+    """the person's name in a duplicate game, under which its results are kept (default guest)"""
 
 
 class ReplayFrames(TypedDict):
@@ -158,10 +169,12 @@ def names_a_file(spec: str) -> bool:
     return spec.startswith("ppo") or "/" in spec or "\\" in spec or bool(policy and not policy.startswith("zoo"))
 
 
-def new_session(data: dict[str, Any], checkpoints: bool = True) -> Session:
+def new_session(data: dict[str, Any], checkpoints: bool = True, results: Results | None = None) -> Session:
     """A game from a new-game request (``mode`` play or watch), its agents yet to move; 400 naming the bad value.
 
-    Without ``checkpoints``, agent specs that may name a file (``ppo``, or a path anywhere) are refused.
+    Without ``checkpoints``, agent specs that may name a file (``ppo``, or a path anywhere) are refused. A
+    duplicate game (``duplicate``: an agent spec) is dealt the person's next deal from ``results`` and holds
+    the comparison agent's match, yet to be played (:func:`start_duplicate`).
     """
     request = new_game_request(data)
     rules = new_game_rules(request)
@@ -169,9 +182,39 @@ def new_session(data: dict[str, Any], checkpoints: bool = True) -> Session:
         raise WebError(400, "seat is for a played game: a watched game has no seat of yours")
     seat = request.seat if request.mode == "play" else None
     opponents = WATCH_OPPONENTS if request.mode == "watch" and "opponents" not in data else request.opponents
-    if not checkpoints and any(names_a_file(spec) for spec in split_list(opponents)):
+    specs = split_list(opponents) + ([request.duplicate] if request.duplicate.strip() else [])
+    if not checkpoints and any(names_a_file(spec) for spec in specs):
         raise WebError(400, "this server takes no checkpoint files as agents (agurk serve --checkpoints allows them)")
-    return Session(rules, opponents, seat, request.seed)
+    if not request.duplicate.strip():
+        if request.name:
+            raise WebError(400, "name is for a duplicate game: give duplicate: AGENT too")
+        return Session(rules, opponents, seat, request.seed)
+    if seat is None:
+        raise WebError(400, "duplicate is for a played game: a watched game has no seat of yours")
+    if "seed" in data:
+        raise WebError(400, "a duplicate game's seed is the server's: your next deal (leave seed out)")
+    try:
+        person = check_name(request.name)
+    except ValueError as e:
+        raise WebError(400, str(e)) from None
+    results = results or Results()
+    seed = results.next_seed(person)
+    try:
+        session = Session(rules, opponents, seat, seed)
+        agent = Match(rules, agent_specs(opponents, rules.players, seat, request.duplicate), None, seed)
+    except (AgentSpecError, MatchError, WebError) as e:
+        results.unissue(person, seed)
+        raise WebError(400, str(e).replace("--seat", "seat")) from None
+    sets = request.set if request.players is None else [*request.set, f"players={request.players}"]
+    others = ",".join(spec for s, spec in enumerate(session.specs) if s != seat)
+    session.duplicate = Duplicate(person, agent.specs[seat], rules_label(request.rules, sets), others, seed, agent)
+    return session
+
+
+def agent_plays(match: Match) -> None:
+    """The comparison agent's match of a duplicate game, played to its end."""
+    while not match.over:
+        match.apply(match.agent_card())
 
 
 def started(session: Session) -> View:
@@ -254,9 +297,11 @@ def _stepped(s: Session) -> View:
 class _Games:
     """The game routes of one app: its store of games (``limits``) and the heuristics' :class:`Mover`."""
 
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
+    def __init__(self, limits: Limits, results: Results) -> None:
+        self.limits, self.results = limits, results
         self.store = Store(limits)
+        self.agents = ThreadPoolExecutor(AGENT_THREADS, thread_name_prefix="duplicate")
+        """Where the duplicate games' comparison agents play their matches (a thread each, at most a few)."""
         self.mover = Mover(self.store.touch)
 
     def game(self, request: Request) -> Session:
@@ -274,20 +319,66 @@ class _Games:
                 self.store.touch(session)
                 session.lock.release()
 
-        return JSONResponse(await run_in_threadpool(locked))
+        answer = await run_in_threadpool(locked)
+        return JSONResponse(await self.finished(session, answer))
+
+    async def finished(self, session: Session, answer: Any) -> Any:
+        """``answer`` (a view), with a duplicate game's comparison once its match is over (its row written once)."""
+        dup = session.duplicate
+        if dup is None or not session.over or not isinstance(answer, dict) or "over" not in answer:
+            return answer
+        if not dup.done:
+            dup.done = True  # no await before this: one request writes the row
+            try:
+                await asyncio.wrap_future(dup.played)
+            except Exception as e:  # a broken agent: said in the view, no row written
+                dup.result = {"error": " ".join(f"the agent's match failed: {e}".split())}
+                answer["duplicate"] = dup.view()
+                return answer
+            assert session.seat is not None
+            mine, its = match_result(session, session.seat), match_result(dup.match, session.seat)
+            row = {
+                "person": dup.person,
+                "agent": dup.agent,
+                "rules": dup.rules,
+                "players": session.rules.players,
+                "opponents": dup.opponents,
+                "seat": session.seat,
+                "seed": dup.seed,
+                "match": 0,
+                **{f"person_{k}": mine[k] for k in ("win", "penalty", "rounds")},
+                **{f"agent_{k}": its[k] for k in ("win", "penalty", "rounds")},
+            }
+            row["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            row_id = await run_in_threadpool(self.results.add, row)
+            dup.result = {
+                "id": row_id,
+                "finished": row["finished"],
+                "person_result": mine,
+                "agent_result": its,
+                "win_diff": mine["win"] - its["win"],
+                "penalty_diff": mine["penalty"] - its["penalty"],
+            }
+        elif dup.result is None:  # another request is writing the row: this one answers once it is there too
+            while dup.result is None:
+                await asyncio.sleep(0.01)
+        answer["duplicate"] = dup.view()
+        return answer
 
     async def stats(self, request: Request) -> Response:
         return JSONResponse({"games": len(self.store), "max_games": self.limits.max_games})
 
     async def create(self, request: Request) -> Response:
         data = await _json(request)
-        session = await run_in_threadpool(new_session, data, self.limits.checkpoints)
+        session = await run_in_threadpool(new_session, data, self.limits.checkpoints, self.results)
         if session.batched:  # the heuristics' first moves with every other game's (Mover)
             session.lock.acquire()
             view = await self.mover.reply(session)
         else:
             view = await run_in_threadpool(started, session)
         game_id, token = self.store.add(session)
+        if session.duplicate is not None:  # the agent plays the same deal meanwhile, in the thread pool
+            session.duplicate.played = self.agents.submit(agent_plays, session.duplicate.match)
         return JSONResponse({"id": game_id, "token": token, "view": view}, status_code=201)
 
     async def view(self, request: Request) -> Response:
@@ -312,7 +403,7 @@ class _Games:
             except BaseException:
                 session.lock.release()
                 raise
-            return JSONResponse(await self.mover.reply(session))
+            return JSONResponse(await self.finished(session, await self.mover.reply(session)))
         return await self.game_call(request, _played(card))
 
     async def step(self, request: Request) -> Response:
@@ -330,6 +421,38 @@ class _Games:
             media_type="application/x-ndjson",
             headers={"Content-Disposition": f'attachment; filename="{name}"'},
         )
+
+    async def agent_record(self, request: Request) -> Response:
+        session = self.game(request)
+        dup = session.duplicate
+        if dup is None:
+            raise WebError(409, "this game is not a duplicate game: it has no agent's match")
+        if dup.result is None or "error" in dup.result:
+            raise WebError(409, "the agent's match is shown once yours is over")
+        rec = await run_in_threadpool(dup.match.record)
+        name = f"agurk-seed{session.seed}-{dup.agent}.jsonl".replace(":", "-").replace("/", "-")
+        return Response(
+            json.dumps(rec) + "\n",
+            media_type="application/x-ndjson",
+            headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        )
+
+    def _person(self, request: Request) -> str | None:
+        person = request.query_params.get("person")
+        if person is None:
+            return None
+        try:
+            return check_name(person)
+        except ValueError as e:
+            raise WebError(400, str(e)) from None
+
+    async def duplicate_summary(self, request: Request) -> Response:
+        rows = await run_in_threadpool(self.results.rows, self._person(request))
+        return JSONResponse({"summary": summary(rows)})
+
+    async def duplicate_rows(self, request: Request) -> Response:
+        rows = await run_in_threadpool(self.results.rows, self._person(request))
+        return JSONResponse({"rows": rows})
 
     async def delete(self, request: Request) -> Response:
         self.game(request)
@@ -352,9 +475,12 @@ class _Games:
             task.cancel()
 
 
-def create_app(limits: Limits | None = None) -> Starlette:
-    """The app with its own game store (``limits``: how many games, and for how long; default :class:`Limits`)."""
-    games = _Games(limits or Limits())
+def create_app(limits: Limits | None = None, results: Results | None = None) -> Starlette:
+    """The app with its own game store (``limits``: how many games, and for how long; default :class:`Limits`).
+
+    ``results`` keeps the duplicate games' results (default: in memory, gone with the app).
+    """
+    games = _Games(limits or Limits(), results or Results())
     routes = [
         Route("/", _index),
         Route("/favicon.ico", _favicon),
@@ -367,6 +493,9 @@ def create_app(limits: Limits | None = None) -> Starlette:
         Route("/api/games/{game_id}/step", games.step, methods=["POST"]),
         Route("/api/games/{game_id}/hint", games.hint, methods=["POST"]),
         Route("/api/games/{game_id}/record", games.record, methods=["GET"]),
+        Route("/api/games/{game_id}/duplicate", games.agent_record, methods=["GET"]),
+        Route("/api/duplicate", games.duplicate_summary, methods=["GET"]),
+        Route("/api/duplicate/results", games.duplicate_rows, methods=["GET"]),
         Route("/api/replay", _replay, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC)),
     ]
@@ -376,4 +505,5 @@ def create_app(limits: Limits | None = None) -> Starlette:
         lifespan=games.lifespan,
     )
     app.state.store = games.store
+    app.state.results = games.results
     return app

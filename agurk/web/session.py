@@ -12,7 +12,7 @@ import re
 import threading
 import time
 from collections import deque
-from typing import Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from agurk_env import engine
 from agurk_env.agent import Agent, decide
 from agurk_env.records import MatchRecord, card_names
 from agurk_env.rules import CARDS, Rules
+
+if TYPE_CHECKING:
+    from agurk.web.duplicate import Duplicate
 
 LOG_LINES = 60
 """Lines of the play log a view carries (the newest)."""
@@ -106,6 +109,8 @@ class View(TypedDict):
     """Why those are legal."""
     winners: NotRequired[list[int]]
     """Once the match is over."""
+    duplicate: NotRequired[dict[str, Any]]
+    """A duplicate game's person, agent and deal; once over and written, both results (:meth:`Duplicate.view`)."""
 
 
 class Hint(TypedDict):
@@ -147,6 +152,8 @@ class Session(Match):
         self.trick_plays: list[list[int | str]] = []  # the current trick's [seat, card] in playing order
         self._rounds: list[RoundSummary] = []
         self._hinter: Agent | None = None
+        self.duplicate: Duplicate | None = None
+        """A duplicate game's comparison (:mod:`agurk.web.duplicate`); set by the app when it makes one."""
 
     # ------------------------------------------------------------------ state
 
@@ -303,4 +310,6 @@ class Session(Match):
             view["reason"] = reason if self.seat is not None else spectator_reason(reason, cur)
         if over:
             view["winners"] = np.flatnonzero(st.winners[0]).tolist()
+        if self.duplicate is not None:
+            view["duplicate"] = self.duplicate.view()
         return view

@@ -92,6 +92,11 @@ function newGameBody() {
   const body = {rules: $("preset").value, set: sets, players: Number($("players").value), seed: Number($("seed").value)};
   if (tab === "watch") Object.assign(body, {mode: "watch", opponents: $("agents").value});
   else Object.assign(body, {mode: "play", opponents: $("opponents").value, seat: Number($("seat").value)});
+  if (tab === "play" && $("duplicate").value.trim()) {  // the server picks the deal: no seed
+    delete body.seed;
+    Object.assign(body, {duplicate: $("duplicate").value.trim(), name: $("name").value.trim()});
+    localStorage.setItem("agurk-name", body.name);
+  }
   return body;
 }
 
@@ -216,6 +221,55 @@ function show(g, view) {
     const you = view.seat === null ? "" : (view.winners.includes(view.seat) ? " · you win!" : " · you lose");
     $("over-text").textContent = `Match over · winners: ${won}${you}`;
   }
+  showDuplicate(view);
+}
+
+// ------------------------------------------------------------------ duplicate play
+
+const fmt = (x, d = 2) => (x === null || x === undefined ? "–" : x.toFixed(d));
+const signed = (x, d = 2) => (x > 0 ? "+" : "") + fmt(x, d);
+
+function showDuplicate(view) {
+  const dup = view.duplicate;
+  const box = $("dup-result");
+  const done = Boolean(view.over && dup && (dup.person_result || dup.error));
+  box.classList.toggle("hidden", !done);
+  if (dup && !view.over) {
+    $("status-line").textContent += ` · duplicate deal ${dup.deal} of ${dup.person} vs ${dup.agent}`;
+  }
+  if (!done) return;
+  if (dup.error) { box.textContent = dup.error; return; }
+  const me = dup.person_result, it = dup.agent_result;
+  const line = (who, r) => el("tr", {}, el("td", {}, who), el("td", {}, fmt(r.win)), el("td", {}, fmt(r.penalty)),
+    el("td", {}, String(r.rounds)), el("td", {}, r.penalties.filter((p) => p !== null).join(" ")));
+  box.replaceChildren(
+    el("div", {}, `Duplicate deal ${dup.deal}: the same cards, ${dup.agent} in your seat`),
+    el("table", {id: "dup-compare"},
+      el("tr", {}, ...["", "win", "penalty / round", "rounds", "penalties"].map((h) => el("th", {}, h))),
+      line(`you (${dup.person})`, me), line(dup.agent, it),
+      el("tr", {}, el("td", {}, "you − agent"), el("td", {}, signed(dup.win_diff)),
+        el("td", {}, signed(dup.penalty_diff)), el("td", {}), el("td", {}))),
+    el("button", {id: "dup-record"}, `Download ${dup.agent}'s record`));
+  $("dup-record").addEventListener("click", async () => {
+    const text = await api("GET", `/api/games/${game.id}/duplicate`, undefined, true, game);
+    const url = URL.createObjectURL(new Blob([text], {type: "application/x-ndjson"}));
+    el("a", {href: url, download: `agurk-seed${view.seed}-${dup.agent.replace(/[:/]/g, "-")}.jsonl`}).click();
+  });
+  if (!box.dataset.shown || box.dataset.shown !== String(dup.id)) { box.dataset.shown = String(dup.id); loadDuplicate(); }
+}
+
+async function loadDuplicate() {
+  const s = (await api("GET", "/api/duplicate")).summary;
+  const ci = (i, d) => `${signed(i.mean, d)} [${fmt(i.low, d)}, ${fmt(i.high, d)}]`;
+  $("dup-table").replaceChildren(
+    el("tr", {}, ...["person", "agent", "matches", "win: you / agent", "win diff [95%]",
+      "penalty/round: you / agent", "penalty diff [95%]"].map((h) => el("th", {}, h))),
+    ...s.map((r) => el("tr", {"data-person": r.person, "data-agent": r.agent}, el("td", {}, r.person),
+      el("td", {}, r.agent), el("td", {class: "matches"}, String(r.matches)),
+      el("td", {}, `${fmt(r.person_win)} / ${fmt(r.agent_win)}`), el("td", {class: "win-diff"}, ci(r.win_diff, 3)),
+      el("td", {}, `${fmt(r.person_penalty)} / ${fmt(r.agent_penalty)}`),
+      el("td", {class: "penalty-diff"}, ci(r.penalty_diff, 2)))));
+  if (!s.length) $("dup-table").append(el("tr", {}, el("td", {colSpan: 7}, "no duplicate match finished yet")));
 }
 
 async function clickCard(c, legal) {
@@ -391,5 +445,8 @@ document.addEventListener("keydown", (e) => {
     if (e.key === "ArrowLeft" || e.key === "p") stepReplay(-1);
   }
 });
+$("dup-refresh").addEventListener("click", () => loadDuplicate().catch((e) => say(e.message, "error")));
+$("name").value = localStorage.getItem("agurk-name") || "";
 layout();
 loadOptions().catch((e) => say(e.message, "error"));
+loadDuplicate().catch((e) => say(e.message, "error"));
