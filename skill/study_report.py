@@ -143,7 +143,7 @@ def _variance(study: Study) -> dict[str, Any]:
     ]
     median = lambda key: float(np.median([x[key] for x in rows])) if rows else None  # noqa: E731
     return {
-        "estimator": "chance control variates (AIVAT-style, skill.study_cv) on the best fair agent's results",
+        "estimator": "Chance control variates (AIVAT-style, skill.study_cv) on the best fair agent's results",
         "halfwidth_plain": float(np.median([r.plain.halfwidth for r in study.variance])) if rows else None,
         "halfwidth_cv": float(np.median([r.cv.halfwidth for r in study.variance])) if rows else None,
         "narrowing_median": median("narrowing"),
@@ -318,7 +318,7 @@ def _variance_lines(vr: dict[str, Any]) -> list[str]:
     lines = [
         "## Variance reduction",
         "",
-        f"Chance control variates ({vr['estimator']}) on the same deals as the plain estimate: median RS half-width "
+        f"{vr['estimator']}, on the same deals as the plain estimate: median RS half-width "
         f"{vr['halfwidth_plain']:.4f} plain, {vr['halfwidth_cv']:.4f} corrected, a median narrowing of "
         f"{vr['narrowing_median']:.2f}x. The ranking above uses the plain estimator on all deals.",
         "",
