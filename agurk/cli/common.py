@@ -116,7 +116,7 @@ def arg_type(kind: object, **bounds: Any) -> Callable[[str], object]:
         try:
             result = value.convert(pieces if is_list else text)
             numbers = zip(pieces, result if is_list else [result], strict=True)
-            if any(isinstance(number, int) and not _integer(piece) for piece, number in numbers):
+            if any(type(number) is int and not _integer(piece) for piece, number in numbers):  # not a bool flag
                 raise OptionError(text)  # 1e3 is a number in a config, never an integer option on the command line
         except OptionError:
             raise argparse.ArgumentTypeError(f"must be {value.what()}, not {text!r}") from None

@@ -26,7 +26,7 @@ from agurk.cli.common import (
 from agurk.cli.stop_signals import stopped
 from agurk_env.options import option
 from agurk_env.rules import PRESETS, Rules
-from skill.study import StudyConfig
+from skill.study_config import StudyConfig
 
 DESCRIPTION = (
     "Which rule variant rewards skill, so that the answer reproduces. The best fair agent of every\n"
