@@ -361,3 +361,22 @@ def test_play_wraps_its_lines_between_words_at_80_columns() -> None:
     assert all(len(line.rstrip()) <= 80 for line in said.splitlines()), said
     opponents = ", ".join(f"P{s} random" for s in range(1, 8))
     assert f"opponents: {opponents}" in " ".join(said.split())
+
+
+def test_an_interrupt_python_wrapped_on_its_way_out_is_still_one_line(capfd: pytest.CaptureFixture[str]) -> None:
+    """Python 3.11 wraps an exception raised in a class's ``__set_name__`` (an Enum imported) in a RuntimeError."""
+    import agurk.cli as cli
+
+    def interrupted_import(argv: object) -> int:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as e:
+            raise RuntimeError("Error calling __set_name__ on '_proto_member' instance in 'EnumClass'") from e
+
+    original = cli._run
+    cli._run = interrupted_import
+    try:
+        assert cli.main(["evaluate"]) == 130
+    finally:
+        cli._run = original
+    assert capfd.readouterr().err == "agurk: interrupted by SIGINT\n"

@@ -100,6 +100,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agurk.cli.stop_signals import stopped
 
         return stopped(e)
+    except Exception as e:  # an interrupt wrapped by Python on its way out (an import's __set_name__: RuntimeError)
+        interrupt = _interrupt_in(e)
+        if interrupt is None:
+            raise
+        from agurk.cli.stop_signals import stopped
+
+        return stopped(interrupt)
+
+
+def _interrupt_in(error: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt among ``error``'s causes and contexts, if one is there."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _run(argv: Sequence[str] | None) -> int:
