@@ -49,7 +49,10 @@ def test_ctrl_c_at_any_moment_of_a_command_is_one_line_and_status_130(tmp_path: 
     """
     result = tmp_path / "result.json"
     result.write_text('{"earlier": "result"}\n')
-    script = "import sys; from agurk.cli import main; print('ready', file=sys.stderr, flush=True); sys.exit(main())"
+    script = (  # 'ready' once main's guard is entered: the lines before main() are the agurk script's, not ours
+        "import sys; import agurk.cli as c; run = c._run; "
+        "c._run = lambda argv: (print('ready', file=sys.stderr, flush=True), run(argv))[1]; sys.exit(c.main())"
+    )
     child = subprocess.Popen(
         [sys.executable, "-c", script, *LONG_EVALUATE, "--json", str(result)],
         cwd=tmp_path,
