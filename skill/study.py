@@ -37,7 +37,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from agents.tasks import LOCAL, Backend
+from agents.tasks import LOCAL, Backend, run_tasks
 from skill import study_stats as st
 from skill.study_config import StudyConfig
 from skill.study_plan import FICTIVE, RANDOM, Choice, agents_of, from_report, replication_jobs
@@ -126,7 +126,7 @@ def measure(
     return Measured(list(settings), list(choices), win, pen)
 
 
-def _choose(setting: Setting, pieces: Mapping[str, Piece], candidates: Sequence[str], resamples: int) -> Choice:
+def _choose(pieces: Mapping[str, Piece], candidates: Sequence[str], resamples: int) -> Choice:
     """The best fair agents among ``candidates`` on the selection pieces, and the RS half-width there."""
     win = {c: float(pieces[c].win.mean()) for c in candidates}
     pen = {c: -float(pieces[c].penalty.sum() / pieces[c].rounds.sum()) for c in candidates}
@@ -195,7 +195,7 @@ def run_study(
     by_job = {(j.setting, j.spec): p for j, p in zip(selection, picked, strict=True)}
     for s in dict.fromkeys(j.setting for j in selection):
         mine = {spec: by_job[(s, spec)] for spec in dict.fromkeys([RANDOM, *config.candidates, FICTIVE])}
-        choices[s] = _choose(s, mine, config.candidates, config.resamples)
+        choices[s] = _choose(mine, config.candidates, config.resamples)
     allocation = config.allocation()
     main = config.main_settings()
     jobs = [replication_jobs({s: choices[s] for s in main}, seed, allocation) for seed in config.seeds]
@@ -265,7 +265,7 @@ def _variance_reduction(
     every round again): the best agent's chance features captured on ``cv_fit_deals`` selection
     deals (the coefficients) and on the measured deals (checked to be the pieces' own matches).
     """
-    from skill.study_cv import capture_task, corrected, fit
+    from skill.study_cv import Captured, capture_task, corrected, fit
 
     if not config.cv_deals:
         return []
@@ -295,8 +295,6 @@ def _variance_reduction(
         done += 1
         report(done, len(jobs), jobs[i][2].name)
 
-    from agents.tasks import run_tasks
-
     run_tasks(
         capture_task,
         [(jobs[i][2].plan(), jobs[i][2].seed) for i in todo],
@@ -306,8 +304,6 @@ def _variance_reduction(
         on_result=finished,
         every=1.0,
     )
-    from skill.study_cv import Captured
-
     out = []
     for n, s in enumerate(eligible):
         mine = [(kind, j, g) for (t, kind, j), g in zip(jobs, got, strict=True) if t == s]

@@ -25,7 +25,6 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -236,13 +235,3 @@ def jobs_for(setting: Setting, spec: str, seed: int, deals: int, chunk: int) -> 
     if deals % chunk:
         raise ValueError(f"deals ({deals}) must be a multiple of the chunk size ({chunk})")
     return [PieceJob(setting, spec, chunk_seed(seed, c), chunk) for c in range(deals // chunk)]
-
-
-def describe(jobs: Sequence[PieceJob]) -> dict[str, Any]:
-    """How much a list of pieces plays (for logs): pieces and deals per setting."""
-    out: dict[str, Any] = {}
-    for job in jobs:
-        row = out.setdefault(job.setting.key, {"pieces": 0, "deals": 0})
-        row["pieces"] += 1
-        row["deals"] += job.deals
-    return out
