@@ -10,20 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agurk_env.options import check, option
-
-
-@dataclass(frozen=True)
-class TableOptions:
-    """The rules of a table: a preset and rule options over it (every command's ``--rules`` and ``--set``)."""
-
-    rules: str = option("standard", metavar="PRESET")
-    """rule preset to start from; 'agurk rules' lists them"""
-    set: list[str] = option([], metavar="OPTION=VALUE")
-    """override one rule option on top of the preset; repeat for more (e.g. --set players=6 --set limit=21)."""
-
-    def __post_init__(self) -> None:
-        check(self)
+from agurk_env.options import option
+from training.command import TableOptions  # declared below the application, for the library calls
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """What every ``agurk`` command shares: the one-line-error parser, errors, shared options, outputs, progress bars.
 
-The shared options (seed, JSON output, quiet, backend; the rules in :mod:`agurk.game_options`) are declared once.
-Each command declares its options as one dataclass (:mod:`agurk_env.options`) that builds on the shared ones here;
-:func:`add_options` makes its argparse options, and :func:`from_args` reads them back, typed.
+The shared options (seed, JSON output, quiet, backend, the rules) are declared once, in :mod:`training.command`
+(below the application, so that a library call takes the options its command parses). Each command declares its
+options as one dataclass (:mod:`agurk_env.options`) that builds on them; :func:`add_options` makes its argparse
+options, and :func:`from_args` reads them back, typed.
 """
 
 from __future__ import annotations
@@ -18,14 +19,17 @@ import sys
 import textwrap
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar
 
-from agents.tasks.backend import BackendName
 from agurk_env.atomic import atomic_write_text
-from agurk_env.options import Bounds, Option, OptionError, declared, option, split_assignment, split_list
+from agurk_env.options import Bounds, Option, OptionError, declared, split_assignment, split_list
 from agurk_env.rules import OPTION_NAMES, Rules, RulesError, RuleValue, parse_option
+from training.command import PROG, Backends, in_command_order
+from training.command import JsonFile as JsonFile  # the shared option sets, declared below the application
+from training.command import JsonFlag as JsonFlag
+from training.command import Quiet as Quiet
+from training.command import Seeded as Seeded
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,7 +37,6 @@ if TYPE_CHECKING:
 
     from agents.tasks import Backend
 
-PROG = "agurk"
 HELP_COLUMNS = 100
 """The widest ``--help``, however wide the terminal."""
 _T = TypeVar("_T")
@@ -153,10 +156,8 @@ def add_options(
     They come in the order of the class's own fields, then its bases' (the command's options before the shared
     ones). :func:`from_args` reads them back.
     """
-    options = declared(cls)
-    order = dict.fromkeys(n for c in cls.__mro__ for n in vars(c).get("__annotations__", {}) if n in options)
-    for name in order:
-        opt = options[name]
+    for opt in in_command_order(cls):
+        name = opt.name
         if name in skip:
             continue
         doc = (docs or {}).get(name, opt.doc) + (notes or {}).get(name, "")
@@ -210,52 +211,11 @@ def _shown(opt: Option, value: object) -> str:
 
 
 def from_args(cls: type[_T], args: argparse.Namespace) -> _T:
-    """The option set ``cls`` from the parsed options that :func:`add_options` added for it."""
+    """The option set ``cls`` from the parsed options that :func:`add_options` added for it.
+
+    :func:`training.command.command_line` is its inverse: the command line that parses to an option set.
+    """
     return cls(**{name: getattr(args, name) for name in declared(cls)})
-
-
-@dataclass(frozen=True, kw_only=True)
-class Seeded:
-    """``--seed``: every command's seed (its ``docs`` say what it seeds)."""
-
-    seed: int = option(0, low=0, metavar="S")
-    """seed of the deals and agents"""
-
-
-@dataclass(frozen=True, kw_only=True)
-class JsonFlag:
-    """``--json`` as a flag: print the results as one JSON object."""
-
-    json: bool = False
-    """print every figure as one JSON object"""
-
-
-@dataclass(frozen=True, kw_only=True)
-class JsonFile:
-    """``--json FILE``: also write the results as JSON (``-``: on stdout); checked by :func:`output_file`."""
-
-    json: str | None = option(None, metavar="FILE")
-    """also write the results as JSON; '-' prints it to stdout"""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Quiet:
-    """``-q/--quiet``: leave out the progress display (its ``docs`` say what else)."""
-
-    quiet: bool = option(False, alias="-q")
-    """no progress bar"""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Backends:
-    """``--backend`` and ``--ray-address``: where the tasks run (:mod:`agents.tasks`); read by :func:`backend_of`."""
-
-    backend: BackendName = "local"
-    """where the tasks run: worker processes on this machine, or Ray (a local Ray instance with --workers CPUs, or
-    the cluster of --ray-address; needs the ray extra). The numbers are the same on both"""
-    ray_address: str | None = option(None, metavar="ADDRESS")
-    """with --backend ray: connect to this running Ray cluster (auto, HOST:PORT or ray://HOST:10001) instead of
-    starting a local instance; every node needs this package installed"""
 
 
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
