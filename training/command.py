@@ -12,9 +12,14 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agents.tasks.backend import BackendName
-from agurk_env.options import Option, check, declared, option
+from agurk_env.options import Option, OptionError, check, declared, option, split_assignment
+from agurk_env.rules import OPTION_NAMES, Rules, RulesError, RuleValue, parse_option
+
+if TYPE_CHECKING:
+    from agents.tasks import Backend
 
 PROG = "agurk"
 """The command's name."""
@@ -63,6 +68,14 @@ class Backends:
     """with --backend ray: connect to this running Ray cluster (auto, HOST:PORT or ray://HOST:10001) instead of
     starting a local instance; every node needs this package installed"""
 
+    def tasks_backend(self) -> Backend:
+        """The :class:`agents.tasks.Backend` of ``--backend`` and ``--ray-address`` (``OptionError`` if they clash)."""
+        from agents.tasks import Backend
+
+        if self.ray_address is not None and self.backend != "ray":
+            raise OptionError("--ray-address needs --backend ray")
+        return Backend(self.backend, self.ray_address)
+
 
 @dataclass(frozen=True)
 class TableOptions:
@@ -75,6 +88,31 @@ class TableOptions:
 
     def __post_init__(self) -> None:
         check(self)
+
+    def resolve(self) -> Rules:
+        """The rules: the preset (``standard`` when None) with every ``--set OPTION=VALUE`` on top."""
+        return Rules.preset(self.rules or "standard", **rule_overrides(self.set))
+
+    def label(self) -> str:
+        """The rules for summaries: ``standard`` or ``danish21 + players=6 + limit=31``."""
+        return rules_label(self.rules, self.set)
+
+
+def rule_overrides(sets: Iterable[str] | None) -> dict[str, RuleValue]:
+    """Every ``--set OPTION=VALUE`` as a typed rule option (the options' one converter; ``RulesError`` if bad)."""
+    overrides: dict[str, RuleValue] = {}
+    for item in sets or ():
+        try:
+            name, text = split_assignment(item, "OPTION=VALUE")
+        except ValueError as e:
+            raise RulesError(f"{e}; options are: {', '.join(OPTION_NAMES)}") from None
+        overrides[name] = parse_option(name, text)
+    return overrides
+
+
+def rules_label(preset: str | None, sets: Iterable[str] | None) -> str:
+    """Label rules for summaries: ``standard`` or ``danish21 + players=6 + limit=31``."""
+    return " + ".join([preset or "standard", *(s.strip() for s in sets or ())])
 
 
 def in_command_order(cls: type) -> list[Option]:

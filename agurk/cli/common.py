@@ -23,13 +23,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar
 
 from agurk_env.atomic import atomic_write_text
-from agurk_env.options import Bounds, Option, OptionError, declared, split_assignment, split_list
-from agurk_env.rules import OPTION_NAMES, Rules, RulesError, RuleValue, parse_option
+from agurk_env.options import Bounds, Option, OptionError, declared, split_list
+from agurk_env.rules import OPTION_NAMES, Rules, RulesError
 from training.command import PROG, Backends, in_command_order
 from training.command import JsonFile as JsonFile  # the shared option sets, declared below the application
 from training.command import JsonFlag as JsonFlag
 from training.command import Quiet as Quiet
 from training.command import Seeded as Seeded
+from training.command import rule_overrides as rule_overrides  # declared below the application
+from training.command import rules_label as rules_label
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -224,26 +226,9 @@ SEED = arg_type(int, low=0)
 """``type=`` of every ``--seed``: an integer >= 0 (what ``numpy.random.default_rng`` takes)."""
 
 
-def rule_overrides(sets: Sequence[str] | None) -> dict[str, RuleValue]:
-    """Every ``--set OPTION=VALUE`` as a typed rule option (the options' one converter; ``RulesError`` if bad)."""
-    overrides: dict[str, RuleValue] = {}
-    for item in sets or ():
-        try:
-            name, text = split_assignment(item, "OPTION=VALUE")
-        except ValueError as e:
-            raise CliError(f"{e}; options are: {', '.join(OPTION_NAMES)}") from None
-        overrides[name] = parse_option(name, text)
-    return overrides
-
-
 def resolve_rules(preset: str | None, sets: Sequence[str] | None) -> Rules:
     """Resolve the preset (``standard`` when None) with every ``--set OPTION=VALUE`` on top."""
     return Rules.preset(preset or "standard", **rule_overrides(sets))
-
-
-def rules_label(preset: str | None, sets: Sequence[str] | None) -> str:
-    """Label rules for summaries: ``standard`` or ``danish21 + players=6 + limit=31``."""
-    return " + ".join([preset or "standard", *(s.strip() for s in sets or ())])
 
 
 RULE_NOTES = {"set": " Options: " + ", ".join(OPTION_NAMES)}
@@ -285,11 +270,10 @@ def trained_players(path: str) -> list[int] | None:
 
 def backend_of(args: Backends) -> Backend:
     """The :class:`agents.tasks.Backend` of ``--backend`` and ``--ray-address``."""
-    from agents.tasks import Backend
-
-    if args.ray_address is not None and args.backend != "ray":
-        raise CliError("--ray-address needs --backend ray")
-    return Backend(args.backend, args.ray_address)
+    try:
+        return args.tasks_backend()
+    except OptionError as e:
+        raise CliError(str(e)) from None
 
 
 @contextlib.contextmanager

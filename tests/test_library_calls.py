@@ -1,0 +1,80 @@
+"""Every command's work is one library call on the command's options: the call and the command give the same result.
+
+Small sizes, so each test runs in seconds. :func:`training.command.command_line` (the inverse of
+``from_args``) is checked by parsing what it writes back into the same options.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from agurk.cli import build_parser, main
+from agurk.cli.common import from_args
+from skill.exploit_options import ExploitabilityOptions, ExploitOptions
+from training.command import command_line
+
+TINY = ["players=2", "hand_size=2", "limit=1", "match_end=first_out"]
+"""Single rounds of 2 players x 2 cards: the tiny table of ``agurk exploit`` and ``agurk exploitability``."""
+TIMES = ("train_seconds", "eval_seconds", "seconds", "tree_seconds")
+"""Wall times: the only figures two runs of one command may differ in."""
+
+
+def parsed(cls: type, argv: list[str]) -> object:
+    """The options ``cls`` that ``agurk ARGV`` parses to."""
+    return from_args(cls, build_parser().parse_args(argv))
+
+
+def without_times(value: object) -> object:
+    """``value`` with every wall time (:data:`TIMES`) left out, at any depth."""
+    if isinstance(value, dict):
+        return {k: without_times(v) for k, v in value.items() if k not in TIMES}
+    if isinstance(value, list):
+        return [without_times(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("cls", "argv"),
+    [
+        (ExploitOptions, ["exploit", "pimc:worlds=4;seed=2", "--set", "players=2", "--ranks", "10,J"]),
+        (ExploitOptions, ["exploit", "guard", "--decisions", "7", "--train-set", "a=1", "--train-set", "b=2"]),
+        (ExploitabilityOptions, ["exploitability", "--suite", "tiny", "--no-ppo", "--cfr-iterations", "3"]),
+        (ExploitabilityOptions, ["exploitability", "--rules", "standard", "--agents", "guard", "--seed", "4"]),
+    ],
+)
+def test_command_line_is_the_inverse_of_from_args(cls: type, argv: list[str]) -> None:
+    options = parsed(cls, argv)
+    written = command_line(argv[0], options)
+    assert shlex.split(written)[:2] == ["agurk", argv[0]]
+    assert parsed(cls, shlex.split(written)[1:]) == options
+
+
+def test_exploit_library_call_is_the_command(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from skill.exploit import exploit
+
+    training = ["num_envs=16", "num_steps=4", "minibatch_size=64", "hidden=[16]", "eval.final_deals=2"]
+    argv = ["exploit", "random", *(w for s in TINY for w in ("--set", s)), "--decisions", "64", "--deals", "10"]
+    argv += [*(w for s in training for w in ("--train-set", s)), "--workers", "1", "-q"]
+    options = parsed(ExploitOptions, [*argv, "--out", str(tmp_path / "call")])
+    called = exploit(options)
+    assert main([*argv, "--out", str(tmp_path / "command"), "--json", str(tmp_path / "command.json")]) == 0
+    commanded = json.loads((tmp_path / "command.json").read_text())
+    assert called["run"] == str(tmp_path / "call") and commanded["run"] == str(tmp_path / "command")
+    same_folder = json.loads(json.dumps(called).replace(str(tmp_path / "call"), str(tmp_path / "command")))
+    assert without_times(same_folder) == without_times(commanded)
+
+
+def test_exploitability_library_call_is_the_command(tmp_path: Path) -> None:
+    pytest.importorskip("pyspiel")
+    from skill.exploitability import run_exploitability
+
+    argv = ["exploitability", *(w for s in TINY for w in ("--set", s)), "--agents", "random,guard", "--no-ppo"]
+    argv += ["--cfr-iterations", "5", "-q"]
+    called = run_exploitability(parsed(ExploitabilityOptions, argv))
+    assert main([*argv, "--json", str(tmp_path / "command.json")]) == 0
+    assert without_times(called) == without_times(json.loads((tmp_path / "command.json").read_text()))
