@@ -216,9 +216,9 @@ def markdown(data: Atlas) -> str:
         "",
         "## Cells ranked by relative skill",
         "",
-        "| rank | preset | players | cards | RS (win rate) | RS (penalty) | skill share | N* matches | rating spread "
-        "| upset rate | best real agent |",
-        "|---:|---|---:|---:|---|---|---|---|---|---|---|",
+        "| rank | preset | players | cards | RS (win rate) | RS (win rate, plain) | RS (penalty) | skill share "
+        "| N* matches | rating spread | upset rate | best real agent |",
+        "|---:|---|---:|---:|---|---|---|---|---|---|---|---|",
     ]
     for c in data["cells"]:
         stats = " | ".join(stat_text(c, k) for k in STAT_KEYS)

@@ -136,19 +136,37 @@ class TaskCache:
 
     def load(self, material: str) -> SeatStats | None:
         """The stored table of key ``material``, or ``None`` (none stored, unreadable, or another key's)."""
-        path = self.path(material)
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                if str(data[_KEY_ARRAY]) != material:
-                    return None
-                arrays = {f.name: data[f.name] if f.name in data.files else None for f in dataclasses.fields(SeatStats)}
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        arrays = self.load_arrays(material)
+        if arrays is None:
             return None
-        return SeatStats(**arrays)
+        return SeatStats(**{f.name: arrays.get(f.name) for f in dataclasses.fields(SeatStats)})
 
     def store(self, material: str, stats: SeatStats) -> None:
         """Keep ``stats`` under key ``material``, atomically (a temporary file renamed into place)."""
         arrays = {f.name: getattr(stats, f.name) for f in dataclasses.fields(SeatStats)}
-        arrays = {name: np.asarray(value) for name, value in arrays.items() if value is not None}
-        with atomic_file(self.path(material)) as f:
-            np.savez_compressed(f, **arrays, **{_KEY_ARRAY: np.array(material)})
+        self.store_arrays(material, {name: np.asarray(value) for name, value in arrays.items() if value is not None})
+
+    def load_arrays(self, material: str) -> dict[str, np.ndarray] | None:
+        """Any arrays stored under key ``material`` (:func:`read_arrays`)."""
+        return read_arrays(self.path(material), material, _KEY_ARRAY)
+
+    def store_arrays(self, material: str, arrays: dict[str, np.ndarray]) -> None:
+        """Keep any ``arrays`` under key ``material`` (:func:`write_arrays`)."""
+        write_arrays(self.path(material), material, arrays, _KEY_ARRAY)
+
+
+def read_arrays(path: Path, material: str, key_array: str) -> dict[str, np.ndarray] | None:
+    """The arrays at ``path`` if its ``key_array`` holds ``material``; ``None``: absent, unreadable, another key's."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if str(data[key_array]) != material:
+                return None
+            return {name: data[name] for name in data.files if name != key_array}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None
+
+
+def write_arrays(path: Path, material: str, arrays: dict[str, np.ndarray], key_array: str) -> None:
+    """Keep ``arrays`` at ``path``, ``material`` in ``key_array``, atomically (a temporary file renamed into place)."""
+    with atomic_file(path) as f:
+        np.savez_compressed(f, **arrays, **{key_array: np.array(material)})

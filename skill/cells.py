@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -31,9 +32,22 @@ from agurk_env.rules import Rules, RulesError
 from skill import convergence as conv
 from skill.budget import FIELD, Budget, ladder, match_cost, quickstart_settings
 from skill.cache import TaskCache
+from skill.control_variates import Captured, cv_settings
 from skill.convergence import BudgetRS, Checkpoint, budget_rs, last_rs, seated
 from skill.convergence import checkpoints as checkpoints_of
-from skill.variant import VariantJob, VariantRow, run_variant, spec_plan, variant_result, work
+from skill.stats import focal_data
+from skill.variant import (
+    CV_STAGE,
+    VariantJob,
+    VariantRow,
+    capture_best,
+    capture_plans,
+    run_variant,
+    spec_plan,
+    variant_result,
+    with_control_variates,
+    work,
+)
 
 Monitor = Callable[[list[float], list[float], list[str]], None]
 """``monitor(units_done, units_total, stages)``: per cell, work done and to do (see
@@ -156,7 +170,7 @@ WORKER_OPTIONS: dict[str, Any] = {"initializer": _init_worker, "every": 0.5}
 
 def _stage_names(job: VariantJob, extra: Sequence[str] = ()) -> list[str]:
     """The stages a variant reports, in order (a task reports its stage's index); ``extra``: the budgets' agents."""
-    return ["waiting", "training PPO", *ladder(job.budget), *extra, "done"]
+    return ["waiting", "training PPO", *ladder(job.budget), *extra, CV_STAGE, "done"]
 
 
 WHOLE = -1
@@ -301,7 +315,68 @@ def play_jobs(
         else:
             tables[i][k][j] = value
     found = _statistics(jobs, plans, tables, budgets, results, workers, backend)
+    _control_variates(jobs, plans, tables, results, workers, backend, cache)
     return Ran(results, found, len(todo))
+
+
+def _control_variates(
+    jobs: Sequence[VariantJob],
+    plans: list[list[TournamentPlan]],
+    tables: list[list[list[Any]]],
+    results: list[Any],
+    workers: int,
+    backend: Backend,
+    cache: TaskCache | None,
+) -> None:
+    """The third round of :func:`play_jobs`: each split variant's best agent captured twice, its row corrected.
+
+    Its matches on the fitting deals and on the variant's own (:func:`skill.variant.capture_best`),
+    one task each, read from and kept in ``cache`` like the tables; a variant that trains did
+    this in its own task.
+    """
+    split = [i for i in range(len(jobs)) if not jobs[i].trains]
+    wanted = [(i, k) for i in split for k in range(2)]
+    materials = [_capture_material(cache, jobs[i], results[i]["best_win"], k) for i, k in wanted]
+    got: list[Any] = [None if m is None or cache is None else cache.load_arrays(m) for m in materials]
+    todo = [t for t, g in enumerate(got) if g is None]
+
+    def finished(index: int, captured: Captured) -> None:
+        t = todo[index]
+        got[t] = {"win": captured.win, "features": captured.features}
+        material = materials[t]
+        if cache is not None and material is not None:
+            cache.store_arrays(material, got[t])
+
+    run_tasks(
+        _capture_task,
+        [(jobs[wanted[t][0]], results[wanted[t][0]]["best_win"], wanted[t][1]) for t in todo],
+        workers,
+        backend,
+        names=[f"{_label(jobs[wanted[t][0]])}, control variates {wanted[t][1]}" for t in todo],
+        on_result=finished,
+        **WORKER_OPTIONS,
+    )
+    for n, i in enumerate(split):
+        job = jobs[i]
+        n_ladder = len(ladder(job.budget))
+        seatings = [seated(p, t) for p, t in zip(plans[i][:n_ladder], tables[i][:n_ladder], strict=True)]
+        data = focal_data(ladder(job.budget), seatings)
+        fitted, measured = (Captured(got[2 * n + k]["win"], got[2 * n + k]["features"]) for k in range(2))
+        results[i] = with_control_variates(job, data, results[i], fitted, measured)
+
+
+def _capture_task(progress: TaskProgress, job: VariantJob, label: str, which: int) -> Captured:
+    """:func:`skill.variant.capture_best` as a task of :func:`agents.tasks.run_tasks`."""
+    return capture_best(job, label, which)
+
+
+def _capture_material(cache: TaskCache | None, job: VariantJob, label: str, which: int) -> str | None:
+    """The cache key material of a captured tournament: its tables' and the features' settings (``None``: no cache)."""
+    if cache is None:
+        return None
+    plan = capture_plans(job, label)[which]
+    tables = [json.loads(cache.material(task, plan.labels)) for task in plan.tasks]
+    return json.dumps({"control_variates": cv_settings(), "which": which, "tables": tables}, sort_keys=True)
 
 
 def _statistics(

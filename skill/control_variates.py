@@ -51,6 +51,11 @@ OUTCOMES = 4
 """Parts of a round's outcome (see the module docstring)."""
 
 
+def cv_settings() -> str:
+    """What captured features depend on beyond the matches (redeals per round, outcomes, ridge), for cache keys."""
+    return f"{SAMPLES}-{OUTCOMES}-{RIDGE}"
+
+
 @dataclass
 class Captured:
     """Per deal, averaged over the seat rotations: the focal's win share and its summed chance features."""
@@ -120,11 +125,14 @@ def round_features(
     return (luck[:, :, None] * scale[:, None, :]).reshape(b, -1)
 
 
-def capture(plan: TournamentPlan, seed: int) -> Captured:
+def capture(plan: TournamentPlan, seed: int, stand_in: bool = False) -> Captured:
     """Play a piece's tournament (``plan``: one agent focal, every rotation), keeping the chance features.
 
     The matches are the piece's own (the same agents, seeds and deals); the rounds played out
-    on other deals are played by a second copy of the table's agents. ``seed`` seeds the deals drawn.
+    on other deals are played by a second copy of the table's agents. With ``stand_in`` a copy
+    of a field seat's agent plays the focal seat in them: a cheaper value estimate where the
+    focal agent is a slow search (any estimate keeps the correction unbiased; a worse one
+    narrows less). ``seed`` seeds the deals drawn.
     """
     rng = np.random.default_rng([seed, 7001])
     deals = plan.deals
@@ -135,6 +143,9 @@ def capture(plan: TournamentPlan, seed: int) -> Captured:
         players = table_agents(pickle.loads(packed), table, agent_seed)
         copies = table_agents(pickle.loads(packed), table, agent_seed)
         focals = [int(seat[0]) for v, seat in views if v == t]  # the focal entry's seat in each view of this table
+        if stand_in:
+            field = next(s for s in range(len(copies)) if s not in focals)
+            copies = [copies[field]] * len(copies)  # one agent for every seat: asked once per step
         physical = engine.tables(rules).deck if deck is None else np.repeat(np.arange(deck.size), deck)
         for step in play_matches(rules, players, n, deal_seed, min(batch, DEFAULT_BATCH), deck):
             st = step.before
@@ -152,9 +163,9 @@ def capture(plan: TournamentPlan, seed: int) -> Captured:
     return Captured(win / len(views), features / len(views))
 
 
-def capture_task(progress: object, plan: TournamentPlan, seed: int) -> Captured:
+def capture_task(progress: object, plan: TournamentPlan, seed: int, stand_in: bool = False) -> Captured:
     """:func:`capture` as a task of :func:`agents.tasks.run_tasks`."""
-    return capture(plan, seed)
+    return capture(plan, seed, stand_in)
 
 
 def fit(captured: Sequence[Captured], ridge: float = RIDGE) -> np.ndarray:

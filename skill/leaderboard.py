@@ -25,6 +25,10 @@ plays, below 0 for the others (how much they lose against the equilibrium mixtur
 meta-game, an exact copy of an agent shares its equilibrium weight and leaves every other Nash
 rating as it was. Adding an agent to a leaderboard of 3 or more seats also adds the tables where it
 sits beside two others, which changes their head-to-head numbers: docs/leaderboard.md measures it.
+
+**People** (:mod:`skill.people`): a person's finishing orders in matches at the same table against
+the agents (``agurk serve``'s duplicate games, read by the application) rate them on the same
+scale, the agents' strengths held at their fit; a person has no Nash rating.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from agurk_env.atomic import atomic_write_text
 from agurk_env.matches import DEFAULT_BATCH
 from agurk_env.rules import Rules
 from skill.cache import TaskCache
+from skill.people import PREFIX, PersonMatches, RatedPerson, check_person, rate_person
 
 RESAMPLES = 1000
 """Bootstrap resamples of the rating intervals."""
@@ -52,6 +57,13 @@ SUPPORT_TOL = 1e-7
 """An agent is in the equilibrium's support when some Nash equilibrium plays it with more than this probability."""
 FILES = ("leaderboard.json", "leaderboard.md", "leaderboard.png")
 """What :func:`write_leaderboard` writes into its folder."""
+PEOPLE_RATING = (
+    "person:NAME rows: the person's finishing orders in their duplicate matches at this table (agurk serve --db), "
+    "against these agents, rated by the same Plackett-Luce model with every agent's strength held at this fit (the "
+    "agents' rows do not move); 95% bootstrap over the person's matches, each resample paired with one of the agents' "
+    "resamples over deals; no Nash rating (the meta-game is the agents')"
+)
+"""What ``leaderboard.json``'s ``people`` says of the ``person:NAME`` rows (there when people are rated)."""
 Progress = Callable[[int, int], None]
 """``progress(matches_done, matches)``: the matches played so far (the cached ones count as done) of all."""
 
@@ -228,21 +240,26 @@ def pooled_stages(plan: LeaderboardPlan, tables: list[list[SeatStats]]) -> tuple
     return unique[:, :n], unique[:, n:], counts
 
 
-def rate(plan: LeaderboardPlan, tables: list[list[SeatStats]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Plackett-Luce ratings ``(N,)`` of one fit to every match, their 95% bootstrap intervals ``(N, 2)`` over deals.
+def strengths(plan: LeaderboardPlan, tables: list[list[SeatStats]]) -> tuple[np.ndarray, np.ndarray]:
+    """Plackett-Luce log-strengths ``(N,)`` of one fit to every match, and of each bootstrap resample ``(R, N)``.
 
-    Returns ``(rating, low, high)``: the bootstrap resamples deals jointly across every group and seating.
+    The bootstrap resamples deals jointly across every group and seating.
     """
     chosen, risk, counts = pooled_stages(plan, tables)
     full = counts.sum(0, keepdims=True)
-    point = ratings(fit_plackett_luce(chosen, risk, full))[0]
+    theta = fit_plackett_luce(chosen, risk, full)[0]
     boot = []
     for weights in deal_resamples(
         plan.seed, plan.deals, plan.resamples, chunk=4_000_000 // max(plan.deals, chosen.size)
     ):
-        boot.append(ratings(fit_plackett_luce(chosen, risk, weights @ counts)))
-    low, high = np.percentile(np.concatenate(boot), [2.5, 97.5], axis=0)
-    return point, low, high
+        boot.append(fit_plackett_luce(chosen, risk, weights @ counts))
+    return theta, np.concatenate(boot)
+
+
+def rate(theta: np.ndarray, boot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(rating, low, high)``: the ratings ``(N,)`` of :func:`strengths`' fit and their 95% percentile intervals."""
+    low, high = np.percentile(ratings(boot), [2.5, 97.5], axis=0)
+    return ratings(theta), low, high
 
 
 def head_to_head(plan: LeaderboardPlan, tables: list[list[SeatStats]]) -> np.ndarray:
@@ -332,34 +349,47 @@ class Leaderboard:
     """``(N, N)``: :func:`head_to_head`'s meta-game."""
     nash: np.ndarray
     """``(N,)``: its maximum-entropy Nash equilibrium."""
+    people: tuple[RatedPerson, ...] = ()
+    """The people rated against the agents (:mod:`skill.people`), outside the meta-game."""
 
     @property
     def nash_rating(self) -> np.ndarray:
         """Each agent's payoff against the equilibrium, ``payoff @ nash`` (0 for the agents it plays, else < 0)."""
         return self.payoff @ self.nash
 
-    @property
-    def order(self) -> list[int]:
-        """The agents by rating, highest first (ties by spec)."""
-        return sorted(range(len(self.plan.specs)), key=lambda i: (-self.rating[i], self.plan.specs[i]))
+    def ranked(self) -> list[dict[str, Any]]:
+        """Every entry, agents then people, by rating, highest first (ties by spec), as the JSON lists them."""
+        nash_rating = self.nash_rating
+        entries = [
+            (
+                self.rating[i],
+                spec,
+                self.low[i],
+                self.high[i],
+                {"nash_rating": nash_rating[i], "nash_weight": self.nash[i]},
+            )
+            for i, spec in enumerate(self.plan.specs)
+        ]
+        entries += [
+            (p.rating, p.spec, p.low, p.high, {"nash_rating": None, "nash_weight": None, "matches": p.matches})
+            for p in self.people
+        ]
+        entries.sort(key=lambda e: (-e[0], e[1]))
+        return [
+            {
+                "rank": rank,
+                "spec": spec,
+                "rating": _round(rating),
+                "rating_ci": [_round(low), _round(high)],
+                **{k: v if v is None or k == "matches" else _round(v) for k, v in rest.items()},
+            }
+            for rank, (rating, spec, low, high, rest) in enumerate(entries, 1)
+        ]
 
     def to_dict(self, command: str) -> dict[str, Any]:
         """The ``leaderboard.json`` object (``command`` reproduces it)."""
         plan = self.plan
-        nash_rating = self.nash_rating
-        agents = []
-        for rank, i in enumerate(self.order, 1):
-            agents.append(
-                {
-                    "rank": rank,
-                    "spec": plan.specs[i],
-                    "rating": _round(self.rating[i]),
-                    "rating_ci": [_round(self.low[i]), _round(self.high[i])],
-                    "nash_rating": _round(nash_rating[i]),
-                    "nash_weight": _round(self.nash[i]),
-                }
-            )
-        return {
+        data = {
             "command": command,
             "rules": plan.rules.to_dict(),
             "players": plan.rules.players,
@@ -385,8 +415,11 @@ class Leaderboard:
                 "equilibrium": [_round(x) for x in self.nash],
                 "gap": _round(max(float((self.payoff @ self.nash).max()), 0.0)),
             },
-            "agents": agents,
+            "agents": self.ranked(),
         }
+        if self.people:
+            data["people"] = PEOPLE_RATING
+        return data
 
 
 def _round(x: float) -> float:
@@ -394,11 +427,20 @@ def _round(x: float) -> float:
     return round(float(x), 6) + 0.0
 
 
-def leaderboard(plan: LeaderboardPlan, tables: list[list[SeatStats]]) -> Leaderboard:
-    """Rate the played tables of ``plan``: Plackett-Luce ratings with intervals, and the Nash averaging."""
-    rating, low, high = rate(plan, tables)
+def leaderboard(
+    plan: LeaderboardPlan, tables: list[list[SeatStats]], people: Sequence[PersonMatches] = ()
+) -> Leaderboard:
+    """Rate the played tables of ``plan`` (ratings with intervals, the Nash averaging), then ``people`` against them.
+
+    Raises ``ValueError`` (one line) for a person whose matches seat others than ``plan``'s agents.
+    """
+    for person in people:
+        check_person(plan.specs, plan.rules.players, person)
+    theta, boot = strengths(plan, tables)
+    rating, low, high = rate(theta, boot)
     payoff = head_to_head(plan, tables)
-    return Leaderboard(plan, rating, low, high, payoff, max_entropy_nash(payoff))
+    rated = tuple(rate_person(plan.specs, theta, boot, person, plan.seed) for person in people)
+    return Leaderboard(plan, rating, low, high, payoff, max_entropy_nash(payoff), rated)
 
 
 def write_leaderboard(board: Leaderboard, out: Path, command: str) -> dict[str, Any]:
@@ -417,7 +459,7 @@ def markdown(data: dict[str, Any]) -> str:
     lines = [
         "# Leaderboard",
         "",
-        f"{len(data['agents'])} agents at {data['players']} players, {data['hand_size']} cards each: "
+        f"{len(data['nash']['agents'])} agents at {data['players']} players, {data['hand_size']} cards each: "
         f"{_count(len(tables), 'group')} (every {data['players']}-subset), {seatings} tables with every seating, "
         f"{data['deals']} duplicate deals each (seed {data['seed']}): {data['matches']:,} matches.",
         "",
@@ -428,8 +470,10 @@ def markdown(data: dict[str, Any]) -> str:
         low, high = a["rating_ci"]
         lines.append(
             f"| {a['rank']} | `{a['spec']}` | {a['rating']:.0f} | [{low:.0f}, {high:.0f}] | "
-            f"{a['nash_rating']:+.3f} | {a['nash_weight']:.3f} |"
+            f"{_figure(a['nash_rating'], '+.3f')} | {_figure(a['nash_weight'], '.3f')} |"
         )
+    if "people" in data:
+        lines += ["", f"People: {data['people']}."]
     lines += [
         "",
         "Rating: one Plackett-Luce fit to the finishing orders of every match, Elo scale (an agent D points above "
@@ -469,20 +513,23 @@ def plot(data: dict[str, Any], path: Path) -> None:
     fig, (left, right) = plt.subplots(
         1, 2, figsize=(10, 1.4 + 0.4 * len(agents)), sharey=True, gridspec_kw={"width_ratios": [3, 2]}
     )
-    left.errorbar(rating, y, xerr=err, fmt="o", capsize=3)
+    person = np.array([a["spec"].startswith(PREFIX) for a in agents])
+    left.errorbar(rating[~person], y[~person], xerr=err[:, ~person], fmt="o", capsize=3)
+    if person.any():
+        left.errorbar(rating[person], y[person], xerr=err[:, person], fmt="s", capsize=3, color="tab:green")
     left.axvline(0, color="grey", lw=0.8)
     left.set_yticks(y, names)
     left.set_xlabel("rating (Plackett-Luce, Elo scale), 95% interval")
-    nash = np.array([a["nash_rating"] for a in agents])
+    nash = np.array([np.nan if a["nash_rating"] is None else a["nash_rating"] for a in agents])
     right.hlines(y, 0, nash, color="tab:orange")
     right.plot(nash, y, "o", color="tab:orange")
     for a, row in zip(agents, y, strict=True):
-        if a["nash_weight"] > 0:
+        if a["nash_weight"]:
             right.annotate(
                 f"weight {a['nash_weight']:.2f}", (a["nash_rating"], row), (6, 4), textcoords="offset points"
             )
     right.axvline(0, color="grey", lw=0.8)
-    right.set_xlim(min(nash.min(), 0) * 1.1 - 0.05, 0.3)
+    right.set_xlim(min(np.nanmin(nash), 0) * 1.1 - 0.05, 0.3)
     right.set_xlabel("Nash rating (advantage vs the equilibrium)")
     fig.suptitle(
         f"{data['players']} players, {data['hand_size']} cards, {data['deals']} deals, seed {data['seed']}",
@@ -491,6 +538,11 @@ def plot(data: dict[str, Any], path: Path) -> None:
     fig.tight_layout()
     save(fig, path)
     plt.close(fig)
+
+
+def _figure(x: float | None, spec: str) -> str:
+    """A number of the table, ``-`` where there is none (a person's Nash rating)."""
+    return "-" if x is None else format(x, spec)
 
 
 def _count(n: int, noun: str) -> str:

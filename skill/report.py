@@ -146,8 +146,9 @@ def markdown(report: Report) -> str:
         "",
         "## Variants ranked by relative skill",
         "",
-        "| rank | variant | RS (win rate) | RS (penalty) | skill share | N* matches | rating spread | upset rate |",
-        "|---:|---|---|---|---|---|---|---|",
+        "| rank | variant | RS (win rate) | RS (win rate, plain) | RS (penalty) | skill share | N* matches "
+        "| rating spread | upset rate |",
+        "|---:|---|---|---|---|---|---|---|---|",
     ]
     for v in rows:
         lines.append(f"| {v['rank']} | {v['preset']} | " + " | ".join(stat_text(v, k) for k in STAT_KEYS) + " |")

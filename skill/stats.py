@@ -192,11 +192,13 @@ def skill_stats(
     seed: int,
     resamples: int = 1000,
     cheating: Sequence[str] = (),
+    best: tuple[str, str] | None = None,
 ) -> SkillStats:
     """The skill statistics of one variant; ``random``, ``fictive``, ``field`` and ``cheating`` name ladder specs.
 
     ``fictive`` is the fictive player (the top of relative skill); it and the ``cheating``
-    agents (which see hidden cards too) are not real agents.
+    agents (which see hidden cards too) are not real agents. ``best`` fixes the best real
+    agents (by win rate, by penalty) instead of choosing them on these deals.
     """
     specs = data.specs
     k, n = data.win.shape
@@ -206,8 +208,11 @@ def skill_stats(
     upset_agents = real & np.array([s != field for s in specs])
 
     point = {key: value[0] for key, value in _estimates(data, real, np.ones((1, n))).items()}
-    best_win = int(np.flatnonzero(candidates)[np.argmax(point["win"][candidates])])
-    best_penalty = int(np.flatnonzero(candidates)[np.argmax(point["penalty"][candidates])])
+    if best is None:
+        best_win = int(np.flatnonzero(candidates)[np.argmax(point["win"][candidates])])
+        best_penalty = int(np.flatnonzero(candidates)[np.argmax(point["penalty"][candidates])])
+    else:
+        best_win, best_penalty = (specs.index(s) for s in best)
     stronger = point["rating"] > 0  # than the field
     upsets = np.where(stronger[:, None], data.field_ahead, data.pairs - data.field_ahead)[upset_agents]  # (U, D)
     pair_total = data.pairs * n * max(int(upset_agents.sum()), 1)

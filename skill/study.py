@@ -265,7 +265,7 @@ def _variance_reduction(
     every round again): the best agent's chance features captured on ``cv_fit_deals`` selection
     deals (the coefficients) and on the measured deals (checked to be the pieces' own matches).
     """
-    from skill.study_cv import Captured, capture_task, corrected, fit
+    from skill.control_variates import Captured, capture_task, corrected, cv_settings, fit
 
     if not config.cv_deals:
         return []
@@ -280,7 +280,7 @@ def _variance_reduction(
         deals = max(1, min(config.cv_deals, allocation.deals(choices[s])) // config.chunk) * config.chunk
         jobs += [(s, "eval", j) for j in jobs_for(s, spec, config.seeds[0], deals, config.chunk)]
     paths = [store.folder / "cv" / store.path(j).relative_to(store.folder) for *_, j in jobs]
-    materials = [store.material(j, j.plan()) + f" cv{_cv_key()}" for *_, j in jobs]
+    materials = [store.material(j, j.plan()) + f" cv{cv_settings()}" for *_, j in jobs]
     got = [store.load_arrays(p, m) for p, m in zip(paths, materials, strict=True)]
     todo = [i for i, g in enumerate(got) if g is None]
     report = monitor or (lambda done, total, name: None)
@@ -326,19 +326,12 @@ def _variance_reduction(
     return out
 
 
-def _cv_key() -> str:
-    """What the captured features depend on beyond the piece (redeals per round and features), for the cache key."""
-    from skill.study_cv import OUTCOMES, RIDGE, SAMPLES
-
-    return f"{SAMPLES}-{OUTCOMES}-{RIDGE}"
-
-
 def _cv_check(deals: int) -> dict[str, Any]:
     """The control variates' unbiasedness check where the truth is known: ``zoo`` in a tiny every-trick game."""
     from agurk_env import engine
+    from skill.control_variates import unbiased_check
     from skill.exact_check import exact_results
     from skill.exploitability import Setting as Tiny
-    from skill.study_cv import unbiased_check
 
     tiny = Tiny("every_trick", 2, 2, "10,J,Q,K,A", 2)
     rules = tiny.rules()

@@ -31,12 +31,13 @@ import numpy as np
 from agents.tasks import LOCAL, Backend, TaskProgress, run_tasks
 from agents.tournament import TournamentPlan, plan_tournament, play_planned
 from agents.tournament_stats import SeatStats
-from agurk_env.atomic import atomic_file
 from agurk_env.rules import Rules
-from skill.cache import TaskCache
+from skill.cache import TaskCache, read_arrays, write_arrays
 
 CHUNKS = 1000
 """Chunks per replication seed: chunk ``c`` of seed ``S`` deals from deal seed ``S * CHUNKS + c``."""
+PIECE_KEY = "key"
+"""The array of a piece's file that holds its key material."""
 FORMAT = 1
 """The piece cache's layout version (raise it when a piece's arrays or key change)."""
 
@@ -145,19 +146,12 @@ class PieceCache:
     @staticmethod
     def load_arrays(path: Path, material: str) -> dict[str, np.ndarray] | None:
         """The arrays stored at ``path`` under key ``material``, or ``None``."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                if str(data["key"]) != material:
-                    return None
-                return {name: data[name] for name in data.files if name != "key"}
-        except (OSError, ValueError, KeyError, EOFError):
-            return None
+        return read_arrays(path, material, PIECE_KEY)
 
     @staticmethod
     def store_arrays(path: Path, material: str, arrays: dict[str, np.ndarray]) -> None:
         """Keep ``arrays`` at ``path`` under key ``material``, atomically (a temporary file renamed into place)."""
-        with atomic_file(path) as f:
-            np.savez_compressed(f, **arrays, key=np.array(material))
+        write_arrays(path, material, arrays, PIECE_KEY)
 
 
 def play_piece(progress: TaskProgress, job: PieceJob) -> Piece:

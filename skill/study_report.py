@@ -143,7 +143,7 @@ def _variance(study: Study) -> dict[str, Any]:
     ]
     median = lambda key: float(np.median([x[key] for x in rows])) if rows else None  # noqa: E731
     return {
-        "estimator": "Chance control variates (AIVAT-style, skill.study_cv) on the best fair agent's results",
+        "estimator": "Chance control variates (AIVAT-style, skill.control_variates) on the best fair agent's results",
         "halfwidth_plain": float(np.median([r.plain.halfwidth for r in study.variance])) if rows else None,
         "halfwidth_cv": float(np.median([r.cv.halfwidth for r in study.variance])) if rows else None,
         "narrowing_median": median("narrowing"),

@@ -12,8 +12,9 @@ from agurk_env.atomic import atomic_text
 from skill.cells import LadderFields
 from skill.variant import EFFECT_KEYS, VariantRow
 
-STAT_KEYS = ("rs_win", "rs_penalty", "skill_share", "n_star", "rating_spread", "upset_rate")
-"""Variant statistics of the ranked table, each with an interval (``KEY`` and ``KEY_ci``)."""
+STAT_KEYS = ("rs_win", "rs_win_plain", "rs_penalty", "skill_share", "n_star", "rating_spread", "upset_rate")
+"""Variant statistics of the ranked table, each with an interval (:func:`ci_key`); RS by win rate with the control
+variates, then without."""
 INTERVAL_KEYS = STAT_KEYS + EFFECT_KEYS
 """Every variant statistic with an interval: the ranked table's, then the learning and random effects."""
 LADDER_KEYS = ("win_rate", "mean_penalty", "rating")
@@ -30,7 +31,7 @@ def write_csv(rows: Sequence[VariantRow], names: Sequence[str], ranked: Path, ag
         stats = [f"{k}{s}" for k in INTERVAL_KEYS for s in ("", "_low", "_high")]
         w.writerow(["rank", *names, *stats, "best_win", "best_penalty"])
         for v in rows:
-            numbers = (csv_number(x) for k in INTERVAL_KEYS for x in (v[k], *v[f"{k}_ci"]))
+            numbers = (csv_number(x) for k in INTERVAL_KEYS for x in (v[k], *v[ci_key(k)]))
             w.writerow([v["rank"], *(v[k] for k in names), *numbers, v["best_win"], v["best_penalty"]])
     with atomic_text(agents) as f:
         w = csv.writer(f, lineterminator="\n")
@@ -48,6 +49,7 @@ def csv_number(x: float | None) -> str:
 
 DIGITS = {
     "rs_win": 2,
+    "rs_win_plain": 2,
     "rs_penalty": 2,
     "skill_share": 3,
     "n_star": 0,
@@ -69,8 +71,14 @@ def stat_text(variant: VariantRow, key: str) -> str:
     def fmt(x: float | None) -> str:
         return missing if x is None else f"{x:.{digits}f}"
 
-    low, high = variant[f"{key}_ci"]
+    low, high = variant[ci_key(key)]
     return f"{fmt(variant[key])} [{fmt(low)}, {fmt(high)}]"
+
+
+def ci_key(key: str) -> str:
+    """A statistic's interval key: ``KEY_ci``, or ``BASE_ci_plain`` for ``BASE_plain`` (as in ``report.json``)."""
+    base, plain, _ = key.rpartition("_plain")
+    return f"{base}_ci_plain" if plain else f"{key}_ci"
 
 
 def _overlap(a: Sequence[float | None], b: Sequence[float | None]) -> bool:

@@ -10,19 +10,42 @@ policy the zoo plays at every table (the universal network) takes the PPO agent'
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
+
+import numpy as np
 
 from agents.tournament import TournamentPlan, TournamentResult, plan_tournament, play_planned
 from agurk_env.rules import Rules
 from skill.budget import CHEATING, FICTIVE, FIELD, RANDOM, TRAIN_COST, Budget, ladder, match_cost
-from skill.stats import focal_data, skill_stats
+from skill.control_variates import Captured, capture, corrected, fit
+from skill.stats import FocalData, focal_data, skill_stats
 
 EFFECT_KEYS = ("learning_win", "random_win", "learning_penalty", "random_penalty")
 """The learning and random effects of a variant (:mod:`skill.stats`), each with its ``KEY_ci``."""
 Interval = list[float | None]
 """``[low, high]``: a 95% bootstrap interval (``None``: unbounded or undefined)."""
+CV_KEYS = ("rs_win", "learning_win", "random_win")
+"""The statistics by win rate that the control variates correct (each kept plain as ``KEY_plain``)."""
+CV_STAGE = "control variates"
+"""The stage a variant reports while its best agent's matches are captured for the control variates."""
+CV_FIT_SALT = 104_729
+"""Added to a variant's seed for the deals the control variates are fitted on (never the measured deals)."""
+
+
+class ControlVariates(TypedDict):
+    """How a variant's win-rate statistics were corrected for deal luck (:mod:`skill.control_variates`)."""
+
+    agent: str
+    """The agent whose results were corrected: the best real agent by win rate."""
+    fit_deals: int
+    """The separate deals the coefficients were fitted on."""
+    halfwidth_plain: float | None
+    """RS (win rate) 95% half-width, plain."""
+    halfwidth: float | None
+    """RS (win rate) 95% half-width, corrected (same deals, same resamples)."""
 
 
 class LadderRow(TypedDict):
@@ -48,6 +71,14 @@ class VariantRow(TypedDict):
     rules: dict[str, Any]
     rs_win: float | None
     rs_win_ci: Interval
+    rs_win_plain: NotRequired[float | None]
+    """RS by win rate without the control variates (``rs_win`` has them); likewise the two effects below."""
+    rs_win_ci_plain: NotRequired[Interval]
+    learning_win_plain: NotRequired[float]
+    learning_win_ci_plain: NotRequired[Interval]
+    random_win_plain: NotRequired[float]
+    random_win_ci_plain: NotRequired[Interval]
+    control_variates: NotRequired[ControlVariates]
     rs_penalty: float | None
     rs_penalty_ci: Interval
     learning_win: float
@@ -200,8 +231,75 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> VariantRow
         results.append(play_agent(job, index, lambda units, stage, base=done: report(base + units, stage)))
         done += agent_work(job, index)
         report(done, label)
+    row = variant_result(job, results)
+    report(done, CV_STAGE)
+    fitted, measured = (capture_best(job, row["best_win"], k) for k in range(2))
     report(done, "done")
-    return variant_result(job, results)
+    data = focal_data(ladder(job.budget), [r.by_seating for r in results])
+    return with_control_variates(job, data, row, fitted, measured)
+
+
+def capture_plans(job: VariantJob, label: str) -> tuple[TournamentPlan, TournamentPlan]:
+    """Ladder agent ``label`` against the field on separate deals (to fit the control variates) and on the variant's."""
+    spec = dict(zip(ladder(job.budget), ladder(job.budget, job.policy_spec), strict=True))[label]
+    rules = job.rules
+    entries = [spec] + [FIELD] * (rules.players - 1)
+    return plan_tournament(rules, entries, job.budget.deals, job.seed + CV_FIT_SALT, resamples=1), spec_plan(job, spec)
+
+
+def capture_best(job: VariantJob, label: str, which: int) -> Captured:
+    """The chance features of ladder agent ``label``'s matches: ``which`` 0 on the fitting deals, 1 on its own.
+
+    The rounds on other deals are played out by the field in every seat (a stand-in for a
+    focal agent that may be a slow search).
+    """
+    return capture(capture_plans(job, label)[which], job.seed + which, stand_in=True)
+
+
+def with_control_variates(
+    job: VariantJob, data: FocalData, row: VariantRow, fitted: Captured, measured: Captured
+) -> VariantRow:
+    """``row`` with its win-rate statistics from the best agent's results less each round's deal luck.
+
+    The correction (:mod:`skill.control_variates`) is unbiased: its coefficients are fitted on
+    ``fitted`` (other deals) and applied to ``measured`` (the best agent's own matches,
+    checked to be). The plain statistics stay as ``KEY_plain``; the bootstrap draws the same
+    deals for both, so their intervals are compared on equal terms.
+    """
+    best = row["best_win"]
+    i = data.specs.index(best)
+    if not np.allclose(measured.win, data.win[i]):
+        raise RuntimeError(f"{job.preset}: the matches captured for the control variates are not {best}'s own")
+    win = data.win.copy()
+    win[i] = corrected(measured, fit([fitted]))
+    budget = job.budget
+    stats = skill_stats(
+        dataclasses.replace(data, win=win),
+        RANDOM,
+        FICTIVE,
+        FIELD,
+        job.seed,
+        budget.resamples,
+        cheating=CHEATING,
+        best=(best, row["best_penalty"]),
+    )
+    out: dict[str, Any] = dict(row)
+    for key in CV_KEYS:
+        out[f"{key}_plain"], out[f"{key}_ci_plain"] = out[key], out[f"{key}_ci"]
+        out[key], out[f"{key}_ci"] = getattr(stats, key), list(getattr(stats, f"{key}_ci"))
+    out["control_variates"] = {
+        "agent": best,
+        "fit_deals": budget.deals,
+        "halfwidth_plain": _halfwidth(row["rs_win_ci"]),
+        "halfwidth": _halfwidth(out["rs_win_ci"]),
+    }
+    return cast(VariantRow, out)
+
+
+def _halfwidth(ci: Sequence[float | None]) -> float | None:
+    """Half an interval's width (``None`` when an end is undefined)."""
+    low, high = ci
+    return None if low is None or high is None else (high - low) / 2
 
 
 def variant_result(job: VariantJob, results: Sequence[TournamentResult]) -> VariantRow:

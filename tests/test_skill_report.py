@@ -62,10 +62,19 @@ def test_report_files_and_json_schema(reports: tuple[dict, Path, Path]) -> None:
             low, high = v[f"{key}_ci"]
             assert low <= v[key] <= high, key
         best = next(a for a in v["ladder"] if a["spec"] == v["best_win"])
-        assert v["random_win"] == pytest.approx(rates["fictive"] - best["win_rate"])  # the gap to the fictive player
-        assert v["learning_win"] == pytest.approx(best["win_rate"] - rates["random"])
-        if v["rs_win"] is not None:
-            assert v["rs_win"] == pytest.approx(v["learning_win"] / (v["learning_win"] + v["random_win"]))
+        # plain: from the ladder's win rates; corrected: the best agent's results less each round's deal luck
+        assert v["random_win_plain"] == pytest.approx(rates["fictive"] - best["win_rate"])  # the gap to fictive
+        assert v["learning_win_plain"] == pytest.approx(best["win_rate"] - rates["random"])
+        assert v["learning_win"] + v["random_win"] == pytest.approx(rates["fictive"] - rates["random"])
+        assert v["learning_win"] != v["learning_win_plain"]  # the correction moved the best agent's result
+        for key in ("rs_win", "rs_win_plain"):
+            learning, rand = (v[f"{k}_win{key[6:]}"] for k in ("learning", "random"))
+            if v[key] is not None:
+                assert v[key] == pytest.approx(learning / (learning + rand)), key
+        cv = v["control_variates"]
+        assert (cv["agent"], cv["fit_deals"]) == (v["best_win"], TINY.deals)
+        assert cv["halfwidth_plain"] == pytest.approx((v["rs_win_ci_plain"][1] - v["rs_win_ci_plain"][0]) / 2)
+        assert cv["halfwidth"] == pytest.approx((v["rs_win_ci"][1] - v["rs_win_ci"][0]) / 2)
         assert v["ppo_checkpoint"] == f"checkpoints/{v['preset']}.pt"
         assert (out / v["ppo_checkpoint"]).is_file()
     rs = [v["rs_win"] for v in report["variants"]]
@@ -78,13 +87,16 @@ def test_csv_and_markdown_carry_the_json_numbers(reports: tuple[dict, Path, Path
     assert [r["preset"] for r in rows] == [v["preset"] for v in report["variants"]]
     for row, v in zip(rows, report["variants"], strict=True):
         assert float(row["rs_win"]) == pytest.approx(v["rs_win"], rel=1e-5)
+        assert float(row["rs_win_plain_low"]) == pytest.approx(v["rs_win_ci_plain"][0], rel=1e-5)
         assert float(row["upset_rate_high"]) == pytest.approx(v["upset_rate_ci"][1], rel=1e-5)
     ladder = list(csv.DictReader((out / "ladder.csv").open()))
     assert len(ladder) == 2 * 11
     assert float(rows[0]["random_win_high"]) == pytest.approx(report["variants"][0]["random_win_ci"][1], rel=1e-5)
     md = (out / "report.md").read_text()
     top = report["variants"][0]
-    assert f"| 1 | {top['preset']} | {top['rs_win']:.2f} [" in md
+    low, high = top["rs_win_ci_plain"]
+    assert f"| 1 | {top['preset']} | {top['rs_win']:.2f} [" in md  # corrected, then plain:
+    assert f"] | {top['rs_win_plain']:.2f} [{low:.2f}, {high:.2f}] |" in md
     assert "## Learning and random effects" in md and f"| {top['preset']} | {top['learning_win']:.3f} [" in md
     assert "x" in md.split("## Reproduce")[1]  # the command as given
 

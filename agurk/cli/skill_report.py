@@ -454,7 +454,8 @@ def _print_table(rows: list[dict[str, Any]], title: str) -> None:
     from skill.tables import STAT_KEYS, stat_text
 
     table = Table(title=title, title_justify="left")
-    for name in ("rank", "variant", "RS win", "RS penalty", "skill share", "N* matches", "rating spread", "upsets"):
+    names = ("rank", "variant", "RS win", "RS win plain", "RS penalty", "skill share", "N* matches", "spread", "upsets")
+    for name in names:
         table.add_column(name, justify="right" if name == "rank" else "left")
     for v in rows:
         name = f"{v['preset']} {v['players']}p x {v['hand_size']}c" if "key" in v else v["preset"]
