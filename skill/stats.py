@@ -112,11 +112,6 @@ def _finite(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
-def _inverse(x: float | None) -> float | None:
-    """``1 / x`` for a positive ``x``, else ``None`` (unbounded)."""
-    return 1.0 / float(x) if x is not None and np.isfinite(x) and x > 0 else None
-
-
 def _interval(samples: np.ndarray) -> tuple[float | None, float | None]:
     """95% percentile interval of the finite samples (``None`` ends when there are none)."""
     ok = samples[np.isfinite(samples)]
@@ -126,18 +121,30 @@ def _interval(samples: np.ndarray) -> tuple[float | None, float | None]:
     return float(low), float(high)
 
 
+def skill_share(win: np.ndarray, sampling: np.ndarray) -> np.ndarray:
+    """Per row, the share of one match's outcome variance that is skill: ``var_skill / (p (1 - p))`` (NaN: undefined).
+
+    ``win`` ``(R, K)``: the real agents' win rates; ``sampling`` ``(R, K)``: the variance of
+    each of those means over deals (its per-deal variance over the deals), taken off the spread.
+    """
+    p = win.mean(1)
+    var_skill = win.var(1, ddof=1) - sampling.mean(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(p * (1 - p) > 0, var_skill / (p * (1 - p)), np.nan)
+
+
+def inverse(x: float | None) -> float | None:
+    """``1 / x`` for a positive ``x``, else ``None`` (unbounded): N* from the skill share."""
+    return 1.0 / float(x) if x is not None and np.isfinite(x) and x > 0 else None
+
+
 def _estimates(data: FocalData, real: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
     """Every statistic for deal weights ``counts`` ``(R, D)`` (each row sums to ``D``); ``real``: the real agents."""
     n = data.win.shape[1]
     win = counts @ data.win.T / n  # (R, K)
     result_penalty = -(counts @ data.penalty.T) / (counts @ data.rounds.T)
     second = counts @ (data.win**2).T / n
-    sampling = (second - win**2) / (n - 1)  # variance of each agent's mean over deals
-    real_win = win[:, real]
-    p = real_win.mean(1)
-    var_skill = real_win.var(1, ddof=1) - sampling[:, real].mean(1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(p * (1 - p) > 0, var_skill / (p * (1 - p)), np.nan)
+    share = skill_share(win[:, real], (second - win**2)[:, real] / (n - 1))
     theta = [fit_plackett_luce(st.chosen, st.risk, counts @ st.counts) for st in data.stages]
     rating = np.stack([RATING_SCALE * (t[:, 0] - t[:, 1:].mean(1)) for t in theta], axis=1)  # (R, K)
     return {"win": win, "penalty": result_penalty, "share": share, "rating": rating}
@@ -175,8 +182,8 @@ def _stats(
         random_penalty_ci=effects[3],
         skill_share=_finite(values[2]),
         skill_share_ci=share_ci,
-        n_star=_inverse(values[2]),
-        n_star_ci=(_inverse(share_high), _inverse(share_low)),
+        n_star=inverse(values[2]),
+        n_star_ci=(inverse(share_high), inverse(share_low)),
         rating_spread=float(values[3]),
         rating_spread_ci=spread_ci,
         upset_rate=float(values[4]),

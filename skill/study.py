@@ -39,6 +39,7 @@ import numpy as np
 
 from agents.tasks import LOCAL, Backend, run_tasks
 from skill import study_stats as st
+from skill.stats import inverse
 from skill.study_config import StudyConfig
 from skill.study_plan import FICTIVE, RANDOM, Choice, agents_of, from_report, replication_jobs
 from skill.study_play import Monitor, Piece, PieceCache, PieceJob, Setting, jobs_for, play_pieces
@@ -55,6 +56,10 @@ class SettingRow(TypedDict):
     rs_win_ci: list[float]
     rs_penalty: float
     rs_penalty_ci: list[float]
+    skill_share: float
+    skill_share_ci: list[float]
+    n_star: float | None
+    n_star_ci: list[float | None]
     deals: dict[str, int]
     win_rate: dict[str, float]
     best_win: str
@@ -80,23 +85,32 @@ class Measured:
     choices: list[Choice]
     win: list[st.RS]
     penalty: list[st.RS]
+    share: list[st.RS]
+    """The skill share between random play and the best fair agent (N* its inverse)."""
 
     def rows(self) -> list[SettingRow]:
         """Each setting's row."""
-        return [
-            {
-                "preset": s.preset,
-                "rs_win": w.value,
-                "rs_win_ci": w.ci,
-                "rs_penalty": p.value,
-                "rs_penalty_ci": p.ci,
-                "deals": w.deals,
-                "win_rate": w.results,
-                "best_win": c.best_win,
-                "best_penalty": c.best_penalty,
-            }
-            for s, c, w, p in zip(self.settings, self.choices, self.win, self.penalty, strict=True)
-        ]
+        rows: list[SettingRow] = []
+        for s, c, w, p, sh in zip(self.settings, self.choices, self.win, self.penalty, self.share, strict=True):
+            low, high = sh.ci
+            rows.append(
+                {
+                    "preset": s.preset,
+                    "rs_win": w.value,
+                    "rs_win_ci": w.ci,
+                    "rs_penalty": p.value,
+                    "rs_penalty_ci": p.ci,
+                    "skill_share": sh.value,
+                    "skill_share_ci": sh.ci,
+                    "n_star": inverse(sh.value),
+                    "n_star_ci": [inverse(high), inverse(low)],
+                    "deals": w.deals,
+                    "win_rate": w.results,
+                    "best_win": c.best_win,
+                    "best_penalty": c.best_penalty,
+                }
+            )
+        return rows
 
     def samples(self, measure: str = "win") -> np.ndarray:
         """``(B, S)`` bootstrap RS of every setting."""
@@ -117,13 +131,14 @@ def measure(
     resamples: int,
 ) -> Measured:
     """RS of each setting from its agents' ``pieces`` (joined over the chunks and replications given)."""
-    win, pen = [], []
+    win, pen, share = [], [], []
     for i, (s, c) in enumerate(zip(settings, choices, strict=True)):
         mine = {spec: pieces[(s, spec)] for spec in agents_of(c)}
         w, p = st.relative_skill(mine, c.best_win, c.best_penalty, seed * 1000 + i, resamples)
         win.append(w)
         pen.append(p)
-    return Measured(list(settings), list(choices), win, pen)
+        share.append(st.share_of_skill(mine, c.best_win, seed * 1000 + i, resamples))
+    return Measured(list(settings), list(choices), win, pen, share)
 
 
 def _choose(pieces: Mapping[str, Piece], candidates: Sequence[str], resamples: int) -> Choice:

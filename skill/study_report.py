@@ -186,6 +186,16 @@ def _convergence(data: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
+def _n_star(v: VariantRow) -> str:
+    """N* with its interval, ∞ where unbounded."""
+    low, high = v["n_star_ci"]
+
+    def one(x: float | None) -> str:
+        return "∞" if x is None else f"{x:.1f}"
+
+    return f"{one(v['n_star'])} [{one(low)}, {one(high)}]"
+
+
 def _fmt(x: float | None, ci: list[float] | None = None, digits: int = 3) -> str:
     """``x [low, high]``."""
     if x is None:
@@ -220,8 +230,9 @@ def report_md(data: dict[str, Any]) -> str:
         "apart from that tier's top preset.",
         "",
         "| rank | variant | tier | RS (win rate) | rank interval | RS (penalty) | tier (penalty) | "
-        f"RS seed {rep['seeds'][0]} | RS seed {rep['seeds'][1]} | deals per replication | best fair agent |",
-        "|---:|---|---:|---|---|---|---:|---|---|---:|---|",
+        f"RS seed {rep['seeds'][0]} | RS seed {rep['seeds'][1]} | skill share | N* matches | deals per replication "
+        "| best fair agent |",
+        "|---:|---|---:|---|---|---|---:|---|---|---|---|---:|---|",
     ]
     for v in vs:
         r1, r2 = v["replications"]
@@ -230,8 +241,15 @@ def report_md(data: dict[str, Any]) -> str:
             f"| {v['rank']} | {v['preset']} | {v['tier']} | {_fmt(v['rs_win'], v['rs_win_ci'])} | "
             f"[{v['rank_ci'][0]:g}, {v['rank_ci'][1]:g}] | {_fmt(v['rs_penalty'], v['rs_penalty_ci'])} | "
             f"{v['tier_penalty']} | {_fmt(r1['rs_win'], r1['rs_win_ci'])} | {_fmt(r2['rs_win'], r2['rs_win_ci'])} | "
-            f"{deals} | {v['best_win']} |"
+            f"{_fmt(v['skill_share'], v['skill_share_ci'])} | {_n_star(v)} | {deals} | {v['best_win']} |"
         )
+    lines += [
+        "",
+        "The skill share is the share of one match's win/lose variance explained by which of the two real agents, "
+        "random play or the best fair agent, plays (their win rates' variance less its sampling part, over p(1-p)); "
+        "N* = 1 / share is the number of matches after which that skill difference is as large as luck (∞: not above "
+        "zero). With only the two ends of skill it is larger than a full ladder's, so compare it across presets.",
+    ]
     hw = rep["halfwidth"]
     lines += [
         "",

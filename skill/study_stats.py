@@ -19,6 +19,8 @@ import numpy as np
 from scipy import stats as sps
 
 from agents.tournament_stats import deal_resamples
+from skill.stats import skill_share
+from skill.study_plan import FICTIVE, RANDOM
 from skill.study_play import Piece
 
 ALPHA = 0.05
@@ -27,7 +29,7 @@ ALPHA = 0.05
 
 @dataclass
 class RS:
-    """Relative skill in one setting (one measure): the estimate, its bootstrap samples and what it rests on."""
+    """An estimate in one setting (RS by one measure, or the skill share), its bootstrap samples, what it rests on."""
 
     value: float
     samples: np.ndarray  # (B,) RS per bootstrap resample (NaN where undefined)
@@ -53,7 +55,7 @@ class RS:
 
 
 def _resampled(pieces: Mapping[str, Piece], seed: int, resamples: int) -> dict[str, tuple[np.ndarray, ...]]:
-    """Per agent ``(win, penalty, rounds)`` sums ``(B,)`` over each bootstrap resample (and the point ``(1,)``).
+    """Per agent: mean win, penalty and rounds sums, mean squared win ``(1 + B,)``: the point, then each resample.
 
     Agents with as many deals share each resample's deals; another length draws its own
     (a second stream of the same seed).
@@ -62,19 +64,19 @@ def _resampled(pieces: Mapping[str, Piece], seed: int, resamples: int) -> dict[s
     lengths = sorted({len(p.win) for p in pieces.values()}, reverse=True)
     for stream, n in enumerate(lengths):
         specs = [s for s, p in pieces.items() if len(p.win) == n]
-        sums: dict[str, list[list[np.ndarray]]] = {s: [[], [], []] for s in specs}
+        sums: dict[str, list[list[np.ndarray]]] = {s: [[], [], [], []] for s in specs}
         for counts in deal_resamples(seed * 7919 + stream, n, resamples, chunk=max(1, 4_000_000 // n)):
             for s in specs:
                 p = pieces[s]
-                for k, arr in enumerate((p.win, p.penalty, p.rounds)):
+                for k, arr in enumerate((p.win, p.penalty, p.rounds, p.win**2)):
                     sums[s][k].append(counts @ arr)
         for s in specs:
             p = pieces[s]
-            win, penalty, rounds = (
+            win, penalty, rounds, squared = (
                 np.concatenate([np.array([arr.sum()]), *sums[s][k]])
-                for k, arr in enumerate((p.win, p.penalty, p.rounds))
+                for k, arr in enumerate((p.win, p.penalty, p.rounds, p.win**2))
             )
-            out[s] = (win / n, penalty, rounds)
+            out[s] = (win / n, penalty, rounds, squared / n)
     return out
 
 
@@ -91,9 +93,9 @@ def relative_skill(
         pen = {s: -v[1] / v[2] for s, v in sums.items()}
 
     def rs(result: dict[str, np.ndarray], best: str) -> RS:
-        span = result["fictive"] - result["random"]
+        span = result[FICTIVE] - result[RANDOM]
         with np.errstate(divide="ignore", invalid="ignore"):
-            values = np.where(span > 0, (result[best] - result["random"]) / span, np.nan)
+            values = np.where(span > 0, (result[best] - result[RANDOM]) / span, np.nan)
         return RS(
             float(values[0]),
             values[1:],
@@ -102,6 +104,25 @@ def relative_skill(
         )
 
     return rs(win, best_win), rs(pen, best_penalty)
+
+
+def share_of_skill(pieces: Mapping[str, Piece], best_win: str, seed: int, resamples: int) -> RS:
+    """The skill share of random play and the best fair agent, with bootstrap samples (:func:`skill.stats.skill_share`).
+
+    The real agents here are those two: the share of one match's win/lose variance explained
+    by which of them plays (N* is its inverse). ``seed`` as in :func:`relative_skill` draws the same resamples.
+    """
+    sums = _resampled(pieces, seed, resamples)
+    real = (RANDOM, best_win)
+    win = np.stack([sums[s][0] for s in real], axis=1)
+    sampling = np.stack([(sums[s][3] - sums[s][0] ** 2) / (len(pieces[s].win) - 1) for s in real], axis=1)
+    share = skill_share(win, sampling)
+    return RS(
+        float(share[0]),
+        share[1:],
+        {s: float(sums[s][0][0]) for s in real},
+        {s: len(pieces[s].win) for s in real},
+    )
 
 
 def ranks(values: np.ndarray) -> np.ndarray:

@@ -39,6 +39,23 @@ def test_relative_skill_is_the_ratio_of_the_effects_and_its_interval_covers_the_
     assert win.deals == {"random": n, "zoo": n, "fictive": n}
 
 
+def test_skill_share_of_random_and_the_best_agent_matches_its_formula_and_covers_the_truth() -> None:
+    rng = np.random.default_rng(2)
+    n = 6000
+    pieces = {"random": piece(rng.binomial(1, 0.1, n)), "zoo": piece(rng.binomial(1, 0.5, n))}
+    share = st.share_of_skill(pieces, "zoo", seed=3, resamples=400)
+    a, b = pieces["random"].win, pieces["zoo"].win
+    p = (a.mean() + b.mean()) / 2
+    sampling = (a.var(ddof=1) + b.var(ddof=1)) / (2 * n)
+    assert share.value == pytest.approx((np.var([a.mean(), b.mean()], ddof=1) - sampling) / (p * (1 - p)))
+    low, high = share.ci
+    assert low < 0.08 / 0.21 < high  # true win rates 0.1 and 0.5: var 0.08, p (1 - p) = 0.21
+    # no skill difference: the share is about 0, its interval reaches below 0
+    same = {"random": piece(rng.binomial(1, 0.3, n)), "zoo": piece(rng.binomial(1, 0.3, n))}
+    low, high = st.share_of_skill(same, "zoo", seed=3, resamples=400).ci
+    assert low < 0 < high
+
+
 def test_an_agent_on_fewer_deals_is_resampled_on_its_own() -> None:
     rng = np.random.default_rng(1)
     pieces = {
@@ -141,6 +158,10 @@ def test_skill_study_runs_resumes_and_refuses_another_study(tmp_path: Path, caps
     assert [v["preset"] for v in data["variants"]] and {v["tier"] for v in data["variants"]} <= {1, 2}
     for v in data["variants"]:
         assert {"rs_win", "rs_win_ci", "rank_ci", "tier"} <= set(v) and len(v["replications"]) == 2
+        low, high = v["skill_share_ci"]
+        assert low <= v["skill_share"] <= high
+        if v["n_star"] is not None:
+            assert v["n_star"] == pytest.approx(1 / v["skill_share"])
         assert max(v["deals"].values()) == 24  # both replications pooled
     assert set(data["robustness"]["fields"]) == {"shed"} and set(data["robustness"]["players"]) == {"4"}
     vr = data["variance_reduction"]
