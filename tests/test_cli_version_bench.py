@@ -12,9 +12,8 @@ from importlib.metadata import version
 
 import pytest
 
-from agurk.bench.env import bench_env
+from agurk.bench.env import bench_env, env_lines
 from agurk.cli import main
-from agurk.cli.bench import env_lines
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -78,3 +78,19 @@ def test_exploitability_library_call_is_the_command(tmp_path: Path) -> None:
     called = run_exploitability(parsed(ExploitabilityOptions, argv))
     assert main([*argv, "--json", str(tmp_path / "command.json")]) == 0
     assert without_times(called) == without_times(json.loads((tmp_path / "command.json").read_text()))
+
+
+def test_bench_library_call_is_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from agurk.bench.benches import EngineBench
+
+    argv = ["bench", "engine", "--seconds", "0.1", "--reference-seconds", "0.1", "--batch", "16", "--set", "players=3"]
+    options = parsed(EngineBench, [*argv, "--json"])
+    assert options == EngineBench(seconds=0.1, reference_seconds=0.1, batch=16, set=["players=3"], json=True)
+    called = options.measure()
+    assert main([*argv, "--json"]) == 0
+    commanded = json.loads(capsys.readouterr().out)
+    settled = ("preset", "rules", "batch")
+    assert {k: commanded[k] for k in settled} == {k: called[k] for k in settled}
+    assert commanded["engine"].keys() == called["engine"].keys()
+    assert main(argv) == 0
+    assert capsys.readouterr().out.splitlines()[0] == options.lines(called)[0]  # the text is the call's lines

@@ -286,3 +286,32 @@ def bench_env(seconds: float = 3.0, rules: str | Rules = "standard", n_envs: int
     gym = vec_env_steps_per_s(n_envs, seconds, rules, seed, api="gymnasium")
     result["gym_vector_steps_per_s"], result["gym_vector"] = gym["steps_per_s"], gym
     return result
+
+
+def env_lines(result: EnvResult, table: str) -> list[str]:
+    """``agurk bench env``'s text: every figure of :func:`agurk.bench.env.bench_env`, or why it is missing."""
+
+    def rate(value: float | None, error: str | None) -> str:
+        return f"{'n/a':>12} ({error})" if value is None else f"{value:>12,.0f}"
+
+    lines = [f"rules          {table}"]
+    warm = result["compile"]
+    if warm:
+        how = "loaded from numba's cache" if warm["from_cache"] else "compiled (first call; cached on disk after)"
+        lines.append(f"rules kernel   {warm['seconds']:>12.2f} s {how}, before the timing")
+    path = "compiled rules kernel" if warm else "the rules kernel as plain Python, numba not installed"
+    lines.append(f"AEC env        {result['turns_per_s']:>12,.0f} turns/s (random legal play, one game; {path})")
+    leduc = rate(result.get("leduc_turns_per_s"), result.get("leduc_error"))
+    lines.append(f"leduc_holdem   {leduc} turns/s (PettingZoo leduc_holdem_v4, same loop)")
+    if result.get("ratio") is not None:
+        lines.append(f"ratio          {result['ratio']:>12.2f}x  (Agurk AEC / Leduc)")
+    beside = f"; {result['floor_ratio']:.2f}x Leduc" if result.get("floor_ratio") is not None else ""
+    lines.append(
+        f"floor          {result['floor_turns_per_s']:>12,.0f} turns/s (a do-nothing AEC env with Agurk's shapes,"
+        f" same wrapper and loop: no AEC env beats it{beside})"
+    )
+    sb3, games = rate(result.get("sb3_steps_per_s"), result.get("sb3_error")), result["sb3_n_envs"]
+    lines.append(f"sb3_vec_env    {sb3} learner steps/s ({games} games, random opponents)")
+    gym = result["gym_vector_steps_per_s"]
+    lines.append(f"gym_vector_env {gym:>12,.0f} learner steps/s (gymnasium.make_vec, the same {games} games)")
+    return lines
