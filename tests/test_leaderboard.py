@@ -15,7 +15,7 @@ import pytest
 from agents.tournament import play_planned, tournament
 from agurk.cli import build_parser, main
 from agurk_env.rules import Rules
-from skill.leaderboard import max_entropy_nash, plan_leaderboard, rate
+from skill.leaderboard import max_entropy_nash, plan_leaderboard, rate, strengths
 
 RULES = Rules.preset("standard", players=3)
 DEALS = 12
@@ -112,7 +112,7 @@ def test_one_group_is_the_tournament() -> None:
     """With as many agents as seats, the pooled fit and its intervals are agents.tournament's, to rounding."""
     plan = plan_leaderboard(RULES, FIRST, DEALS, 0)
     tables = [[play_planned(lambda *_: None, *task) for task in plan.plans[0].tasks]]
-    rating, low, high = rate(plan, tables)
+    rating, low, high = rate(*strengths(plan, tables))
     entries = plan.plans[0].result(tables[0]).entries
     order = [FIRST.index(s) for s in plan.plans[0].labels]
     assert np.allclose(rating[order], [e.rating for e in entries], atol=1e-6)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 import threading
@@ -17,7 +18,7 @@ from agents.registry import make_agents
 from agurk.cli.common import resolve_rules
 from agurk.replay import parse_record
 from agurk.web.app import create_app
-from agurk.web.duplicate import Results, agent_match, interval, summary
+from agurk.web.duplicate import COLUMNS, SCHEMA, Results, agent_match, interval, summary
 from agurk_env.simulate import simulate
 
 SMALL = {"rules": "standard", "players": 3, "set": ["hand_size=3"], "opponents": "guard"}
@@ -85,10 +86,35 @@ def test_a_duplicate_match_keeps_both_results_on_the_same_cards(tmp_path: Path) 
         mine["rounds"],
     )
     assert (row["agent_win"], row["agent_penalty"], row["agent_rounds"]) == (its["win"], its["penalty"], its["rounds"])
+    assert json.loads(row["person_places"]) == places(rec)  # what agurk leaderboard --people rates
     # the view says it again, and the row is written once
     again = client.get(f"/api/games/{game}", headers=headers).json()
     assert again["duplicate"] == dup
     assert len(client.get("/api/duplicate/results").json()["rows"]) == 1
+
+
+def places(rec: dict[str, Any]) -> list[int]:
+    """Each seat's finishing level, read from a match record: winners 0, then by the round out in, latest first."""
+    out = [max((r for r, rnd in enumerate(rec["rounds"]) if s in rnd["out"]), default=-1) for s in range(3)]
+    key = [99 if s in rec["winners"] else out[s] for s in range(3)]
+    return [sorted(set(key), reverse=True).index(k) for k in key]
+
+
+def test_a_database_made_before_the_finishing_levels_gets_them(tmp_path: Path) -> None:
+    db = tmp_path / "old.sqlite"
+    with sqlite3.connect(db) as old:  # the schema of the first release: no person_places
+        old.executescript(SCHEMA.replace(",\n    person_places TEXT", ""))
+        old.execute(
+            f"INSERT INTO duplicate ({', '.join(COLUMNS[:-1])}) VALUES ({', '.join('?' * (len(COLUMNS) - 1))})",
+            ["ann", "random", "standard", 4, "guard", 0, 0, 0, 1.0, 2.0, 3, 0.0, 4.0, 3, "x"],
+        )
+    old.close()
+    client = TestClient(create_app(results=Results(db)))
+    game, headers, view = duplicate_game(client, name="ann")
+    assert view["seed"] == 1
+    play_out(client, game, headers, view)
+    rows = client.get("/api/duplicate/results").json()["rows"]
+    assert rows[0]["person_places"] is None and len(rows[1]["person_places"]) == 3
 
 
 def test_each_person_gets_the_next_deal_and_bad_duplicate_requests_are_refused(tmp_path: Path) -> None:

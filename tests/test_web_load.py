@@ -1,6 +1,8 @@
-"""``agurk bench serve``'s load test, small: 20 concurrent games against guard over loopback, none lost, all expire."""
+"""``agurk bench serve``'s load test, small: 20 concurrent games against guard over loopback (and 10 duplicate ones)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +30,23 @@ def test_twenty_concurrent_games_end_without_an_error_and_expire() -> None:
     assert wave["move"]["p50_ms"] is not None and wave["reference_move"]["p95_ms"] is not None
 
 
+def test_a_duplicate_wave_writes_every_result_into_a_temporary_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the server's default database would be runs/agurk-web.sqlite here
+    result = run_load(
+        [Wave(10, "guard", "standard", ("players=3", "hand_size=3"), duplicate="random")],
+        think_s=0.02,
+        expire_s=1.0,
+        seconds=240,
+        reference_moves=10,
+    )
+    (wave,) = result["waves"]
+    assert wave["errors"] == 0, wave["first_errors"]  # each game's view held its written result
+    assert wave["finished"] == 10 and wave["duplicate"] == "random" and wave["games_left_after_expiry"] == 0
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
@@ -39,6 +58,7 @@ def test_twenty_concurrent_games_end_without_an_error_and_expire() -> None:
         (["--seconds", "0"], "argument --seconds: must be a number in (0, 1800], not '0'"),
         (["--think", "-1"], "argument --think: must be a number >= 0"),
         (["--opponents", "nobody"], "unknown agent 'nobody'"),
+        (["--duplicate", "nobody"], "unknown agent 'nobody'"),
         (["--set", "players=1"], "players"),
     ],
 )

@@ -280,6 +280,8 @@ class ServeBench(TableOptions, TimedBench):
     """their opponents"""
     best_games: int = option(20, low=0, high=MAX_GAMES, metavar="N")
     """then this many against best; 0: none"""
+    duplicate: str = option("", metavar="SPEC")
+    """play duplicate games against this agent (its match in the server's threads, a row per game); empty: none"""
     think: float = option(1.0, low=0, metavar="S")
     """mean think time per move"""
     expire: float = option(10.0, above=0, metavar="S")
@@ -294,12 +296,13 @@ class ServeBench(TableOptions, TimedBench):
 
         self.resolve()  # a bad table is refused here, in one line
         try:
-            parse_spec(self.opponents)
+            for spec in filter(None, (self.opponents, self.duplicate)):
+                parse_spec(spec)
         except AgentSpecError as e:
             raise OptionError(str(e)) from None
-        waves = [Wave(self.games, self.opponents, self.rules, tuple(self.set))]
+        waves = [Wave(self.games, self.opponents, self.rules, tuple(self.set), self.duplicate)]
         if self.best_games:
-            waves.append(Wave(self.best_games, "best", self.rules, tuple(self.set)))
+            waves.append(Wave(self.best_games, "best", self.rules, tuple(self.set), self.duplicate))
         return run_load(waves, think_s=self.think, seed=self.seed, expire_s=self.expire, seconds=self.seconds)
 
     def lines(self, result: LoadResult) -> list[str]:
@@ -312,8 +315,10 @@ class ServeBench(TableOptions, TimedBench):
         for w in result["waves"]:
             move, ref = w["move"], w["reference_move"]
             out += [
-                f"{w['games']:>4} games vs {w['opponents']:<6} ({w['rules']}): {w['finished']}/{w['games']} finished, "
-                f"{w['errors']} errors, {w['moves']:,} moves in {w['seconds']:.0f} s (load avg {w['load_avg']})",
+                f"{w['games']:>4} games vs {w['opponents']:<6} ({w['rules']}"
+                f"{', duplicate vs ' + w['duplicate'] if w['duplicate'] else ''}): {w['finished']}/{w['games']} "
+                f"finished, {w['errors']} errors, {w['moves']:,} moves in {w['seconds']:.0f} s "
+                f"(load avg {w['load_avg']})",
                 f"     move latency  p50 {move['p50_ms']} ms  p95 {move['p95_ms']} ms  max {move['max_ms']} ms"
                 "  (request sent to answer received, timed by the client)",
                 f"     CPU per move  server {w['server_cpu_ms_per_move']} ms, "

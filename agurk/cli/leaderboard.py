@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
     from agurk_env.rules import Rules
     from skill.leaderboard import LeaderboardPlan
+    from skill.people import PersonMatches
 
 DESCRIPTION = (
     "Rate any set of agents at one table (--rules, --set players=N, --set hand_size=H). Every\n"
@@ -51,7 +53,11 @@ DESCRIPTION = (
     "Writes leaderboard.json, leaderboard.md and leaderboard.png into --out. Every table played\n"
     "is kept in --cache (default OUT/cache) and read back by any later run: adding an agent plays\n"
     "only the tables with it. The same seed gives the same files with any --workers or --backend.\n"
-    "docs/leaderboard.md explains the design, the model and how to read the Nash rating."
+    "docs/leaderboard.md explains the design, the model and how to read the Nash rating.\n"
+    "\n"
+    "--people DB adds the people of agurk serve's duplicate results (agurk serve --db) as\n"
+    "person:NAME rows: each rated by the same model from their finishing orders in their matches\n"
+    "at this table against these agents, the agents' strengths held as fitted (no Nash rating)."
 )
 """``agurk leaderboard --help``: what the command does."""
 EXAMPLES = (
@@ -87,6 +93,9 @@ class LeaderboardOptions(TableOptions, Seeded, Backends, Quiet):
     checkpoint contents, deals, seed and code (default: OUT/cache)"""
     force: bool = False
     """write into an --out folder that holds other files or a leaderboard with other settings"""
+    people: str | None = option(None, metavar="DB")
+    """also rate the people of this agurk serve --db file (read only) as person:NAME, from their duplicate matches at
+    this table against these agents (the others are counted and left out)"""
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -113,6 +122,8 @@ def command_line(args: LeaderboardOptions, specs: list[str]) -> str:
     for item in args.set:
         words += ["--set", item.strip()]
     words += ["--deals", str(args.deals), "--seed", str(args.seed), "--out", args.out]
+    if args.people is not None:
+        words += ["--people", args.people]
     return shlex.join(words)
 
 
@@ -213,9 +224,34 @@ class _Lines:
             self._say(f"{done:,}/{total:,} matches{left}")
 
     def _say(self, text: str) -> None:
-        self.console.print(
-            f"{time.strftime('%H:%M:%S')} leaderboard: {text}", markup=False, highlight=False, soft_wrap=True
+        _say(self.console, text)
+
+
+def _say(console: Console, text: str) -> None:
+    """One timestamped progress line on ``console``."""
+    console.print(f"{time.strftime('%H:%M:%S')} leaderboard: {text}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _people(db: str, plan: LeaderboardPlan) -> tuple[list[PersonMatches], list[str]]:
+    """The people of ``db`` with matches at the plan's table, and a line on each; one line and exit 2 when none."""
+    from agurk.web.people import people_matches, read_rows, reasons
+
+    try:
+        rows = read_rows(Path(db))
+    except ValueError as e:
+        raise CliError(f"--people {db!r}: {e}") from None
+    people, dropped = people_matches(rows, plan.rules, plan.specs)
+    if not people:
+        raise CliError(
+            f"--people {db!r}: none of its {len(rows)} duplicate matches is at this leaderboard's table, against its "
+            f"agents: {reasons(sum(dropped.values(), Counter()))}"
         )
+    used = {p.name: len(p.seats) for p in people}
+    lines = []
+    for name in sorted({*used, *dropped}):
+        counted = f"{used.get(name, 0)} duplicate matches at this table"
+        lines.append(f"person:{name}: {counted}" + (f", left out {reasons(dropped[name])}" if name in dropped else ""))
+    return people, lines
 
 
 def run(namespace: argparse.Namespace) -> int:
@@ -225,6 +261,7 @@ def run(namespace: argparse.Namespace) -> int:
     rules = resolve_rules(args.rules, args.set)
     _needs()
     plan = _plan(args, rules)
+    people, notes = _people(args.people, plan) if args.people is not None else ([], [])
     warn_other_players(plan.specs, rules)
     out = Path(args.out)
     settings = {"rules": rules.to_dict(), "deals": plan.deals, "seed": plan.seed, "batch": plan.batch}
@@ -241,6 +278,8 @@ def run(namespace: argparse.Namespace) -> int:
     from skill.leaderboard import leaderboard, play_leaderboard, write_leaderboard
 
     console = stderr_console()
+    for line in [] if args.quiet else notes:
+        _say(console, line)
     start = time.perf_counter()
     try:
         with task_errors():
@@ -253,20 +292,21 @@ def run(namespace: argparse.Namespace) -> int:
             )
     except KeyboardInterrupt as e:
         return stopped(e, f": the tables finished so far are in {cache_dir}; run the same command to go on")
-    board = leaderboard(plan, played.tables)
+    board = leaderboard(plan, played.tables, people)
     data = write_leaderboard(board, out, command_line(args, plan.specs))
     seconds = time.perf_counter() - start
     if not args.quiet:
         _print_table(data)
+    rated = f" and {len(people)} {'person' if len(people) == 1 else 'people'}" if people else ""
     print(
-        f"{len(plan.specs)} agents, {len(plan.tasks)} tables ({played.played} played, {played.cached} from the cache), "
-        f"{seconds:.0f} s -> {out / 'leaderboard.md'}"
+        f"{len(plan.specs)} agents{rated}, {len(plan.tasks)} tables ({played.played} played, {played.cached} from the "
+        f"cache), {seconds:.0f} s -> {out / 'leaderboard.md'}"
     )
     return 0
 
 
 def _print_table(data: dict[str, Any]) -> None:
-    """The ranked agents on stdout: rating with its 95% interval, Nash rating and weight."""
+    """The ranked agents (and people) on stdout: rating with its 95% interval, Nash rating and weight."""
     from rich.table import Table
 
     from agurk.cli.tables import print_table
@@ -281,7 +321,7 @@ def _print_table(data: dict[str, Any]) -> None:
             str(a["rank"]),
             a["spec"],
             f"{a['rating']:.0f} [{low:.0f}, {high:.0f}]",
-            f"{a['nash_rating']:+.3f}",
-            f"{a['nash_weight']:.3f}",
+            "-" if a["nash_rating"] is None else f"{a['nash_rating']:+.3f}",
+            "-" if a["nash_weight"] is None else f"{a['nash_weight']:.3f}",
         )
     print_table(table)

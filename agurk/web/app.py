@@ -36,7 +36,15 @@ from agurk.cli.common import CliError, resolve_rules, rules_label
 from agurk.game_options import GameOptions
 from agurk.match import Match, MatchError
 from agurk.replay import Frame, ReplayError, parse_record, seat_names, steps
-from agurk.web.duplicate import Duplicate, Results, agent_specs, check_name, match_result, summary
+from agurk.web.duplicate import (
+    Duplicate,
+    Results,
+    agent_specs,
+    check_name,
+    match_places,
+    match_result,
+    summary,
+)
 from agurk.web.mover import Mover
 from agurk.web.session import Hint, Session, View, WebError
 from agurk.web.store import Limits, Store
@@ -348,6 +356,7 @@ class _Games:
                 "match": 0,
                 **{f"person_{k}": mine[k] for k in ("win", "penalty", "rounds")},
                 **{f"agent_{k}": its[k] for k in ("win", "penalty", "rounds")},
+                "person_places": match_places(session),
             }
             row["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             row_id = await run_in_threadpool(self.results.add, row)

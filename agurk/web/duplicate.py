@@ -12,6 +12,7 @@ person (:func:`summary`) gives the mean difference, person minus agent, with a 9
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import sqlite3
@@ -23,6 +24,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
+from agents.tournament_stats import places
 from agurk.match import Match, seat_specs
 from agurk_env import engine
 from agurk_env.rules import Rules
@@ -53,15 +55,18 @@ CREATE TABLE IF NOT EXISTS duplicate (
     agent_win REAL NOT NULL,
     agent_penalty REAL NOT NULL,
     agent_rounds INTEGER NOT NULL,
-    finished TEXT NOT NULL
+    finished TEXT NOT NULL,
+    person_places TEXT
 );
 CREATE INDEX IF NOT EXISTS duplicate_person ON duplicate (person, seed);
 """
 COLUMNS = (
     "person agent rules players opponents seat seed match person_win person_penalty person_rounds "
-    "agent_win agent_penalty agent_rounds finished"
+    "agent_win agent_penalty agent_rounds finished person_places"
 ).split()
 """A row's columns (besides its ``id``), in order."""
+PLACES = "person_places"
+"""The column of each seat's finishing level in the person's match (JSON; ``NULL`` in rows written before it)."""
 
 
 class SeatResult(TypedDict):
@@ -97,6 +102,18 @@ def seat_result(ends: tuple[engine.State, ...] | list[engine.State], final: engi
 def match_result(match: Match, seat: int) -> SeatResult:
     """``seat``'s result in ``match``, which is over."""
     return seat_result(match.env.round_ends, match.env.engine_state, seat)
+
+
+def match_places(match: Match) -> list[int]:
+    """Each seat's finishing level in ``match``, which is over: 0 for the winners, then by the round a seat went out.
+
+    The levels of :func:`agents.tournament_stats.places`, which ``agurk leaderboard`` rates: the seats out
+    latest first, those out in the same round tied.
+    """
+    out_round = np.full(match.rules.players, -1)
+    for end in match.env.round_ends:
+        out_round[end.out_now[0]] = int(end.round_no[0])
+    return places(match.env.engine_state.winners[:1], out_round[None])[0].tolist()
 
 
 def agent_specs(opponents: str, players: int, seat: int, agent: str) -> str:
@@ -237,6 +254,7 @@ class Results:
             if str(self.path) != ":memory:":
                 db.execute("PRAGMA journal_mode=WAL")
             db.executescript(SCHEMA)
+            _add_places(db)
             db.commit()
             self._db = db
         return self._db
@@ -266,7 +284,7 @@ class Results:
             db = self._conn()
             cur = db.execute(
                 f"INSERT INTO duplicate ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-                [row[c] for c in COLUMNS],
+                [json.dumps(row[c]) if c == PLACES else row[c] for c in COLUMNS],
             )
             db.commit()
             return int(cur.lastrowid or 0)
@@ -277,7 +295,7 @@ class Results:
         if person is not None:
             query, args = query + " WHERE person = ?", (person,)
         with self._lock:
-            return [dict(r) for r in self._conn().execute(query + " ORDER BY id", args)]
+            return [decoded(r) for r in self._conn().execute(query + " ORDER BY id", args)]
 
     def close(self) -> None:
         """Close the connection (the next use opens it again)."""
@@ -285,3 +303,21 @@ class Results:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def _add_places(db: sqlite3.Connection) -> None:
+    """Add the :data:`PLACES` column to a database made before it (its old rows ``NULL``), once."""
+    if PLACES not in {r[1] for r in db.execute("PRAGMA table_info(duplicate)")}:
+        try:
+            db.execute(f"ALTER TABLE duplicate ADD COLUMN {PLACES} TEXT")
+        except sqlite3.OperationalError as e:  # another server added it meanwhile
+            if "duplicate column" not in str(e):
+                raise
+
+
+def decoded(row: sqlite3.Row) -> dict[str, Any]:
+    """A stored row as a dict, its :data:`PLACES` a list (``None`` when the row has none)."""
+    out = dict(row)
+    text = out.get(PLACES)
+    out[PLACES] = None if text is None else json.loads(text)
+    return out

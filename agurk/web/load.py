@@ -3,8 +3,11 @@
 :func:`run_load` starts ``agurk serve`` on 127.0.0.1 (a separate process, so the client's work is
 not the server's) with a short expiry, then plays waves of concurrent games. Each scripted player
 makes a game, plays a random legal card after a think time until the match ends, downloads the
-record and checks it. Every request's latency is timed by the client; the server's memory is read
-after each wave's games have expired. Counts and time are bounded; nothing leaves the machine.
+record and checks it; in a duplicate wave each game is a duplicate game (the comparison agent plays
+the same deal in the server's threads, the finished match is one row of the server's results
+database, a temporary file here) and its written result is checked too. Every request's latency
+is timed by the client; the server's memory is read after each wave's games have expired. Counts
+and time are bounded; nothing leaves the machine.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -42,6 +46,8 @@ class Wave:
     opponents: str
     preset: str = "standard"
     sets: tuple[str, ...] = ()
+    duplicate: str = ""
+    """The comparison agent of duplicate games (every person named apart); empty: ordinary games."""
 
 
 @dataclass
@@ -67,6 +73,8 @@ class WaveResult(TypedDict):
 
     games: int
     opponents: str
+    duplicate: str
+    """The duplicate games' comparison agent, empty for ordinary games."""
     rules: str
     """The preset and its ``set`` items, joined by `` + ``."""
     finished: int
@@ -160,11 +168,16 @@ def waited_s(pid: int) -> float | None:
 
 @contextlib.contextmanager
 def server(expire_s: float) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``agurk serve`` on a free loopback port, finished games forgotten after ``expire_s``; yields its URL."""
+    """``agurk serve`` on a free loopback port, finished games forgotten after ``expire_s``; yields its URL.
+
+    Its duplicate results go to a temporary database, removed afterwards (never the user's).
+    """
     port = _free_port()
     minutes = str(expire_s / 60)
     cmd = [sys.executable, "-m", "agurk.cli", "serve", "--host", HOST, "--port", str(port)]
     cmd += ["--finished-minutes", minutes, "--idle-minutes", str(max(expire_s, 120.0) / 60), "--max-games", "2000"]
+    results = tempfile.TemporaryDirectory(prefix="agurk-bench-serve-")
+    cmd += ["--db", os.path.join(results.name, "results.sqlite")]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
@@ -183,6 +196,8 @@ def server(expire_s: float) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
+        results.cleanup()
 
 
 class Connection:
@@ -237,7 +252,8 @@ def _content_length(header: bytes) -> int:
 async def _player(conn: Connection, wave: Wave, seed: int, think_s: float, tally: Tally) -> None:
     """One scripted person: make a game, play random legal cards (step once out) to the end, check the record."""
     rng = np.random.default_rng([seed, 1])
-    body = {"rules": wave.preset, "set": list(wave.sets), "opponents": wave.opponents, "seed": seed}
+    body: dict[str, object] = {"rules": wave.preset, "set": list(wave.sets), "opponents": wave.opponents}
+    body.update({"duplicate": wave.duplicate, "name": f"load {seed}"} if wave.duplicate else {"seed": seed})
     status, data, seconds = await conn.request("POST", "/api/games", json.dumps(body).encode())
     tally.create.append(seconds)
     if status != 201:
@@ -269,6 +285,9 @@ async def _player(conn: Connection, wave: Wave, seed: int, think_s: float, tally
     rec = parse_record(data.decode())
     if rec.get("winners") != view["winners"] or len(rec["rounds"]) != len(view["rounds"]):
         tally.errors.append(f"record of seed {seed} does not match the final view")
+        return
+    if wave.duplicate and "id" not in view["duplicate"]:
+        tally.errors.append(f"duplicate game of player {seed}: no result written ({view['duplicate']})")
         return
     tally.finished += 1
 
@@ -345,7 +364,7 @@ def run_load(
     deadline = time.monotonic() + seconds
     load_avg_start = round(os.getloadavg()[0], 2)
     with server(expire_s) as (base, proc):
-        warm = [Wave(1, wave.opponents, wave.preset, wave.sets) for wave in waves]
+        warm = [Wave(1, wave.opponents, wave.preset, wave.sets, wave.duplicate) for wave in waves]
         for w in warm:  # agents built and searches compiled once, before anything is timed
             asyncio.run(_wave(base, w, 0.0, seed + 99_000, deadline))
         asyncio.run(_await_expiry(base, deadline))
@@ -373,6 +392,7 @@ def run_load(
                 {
                     "games": wave.games,
                     "opponents": wave.opponents,
+                    "duplicate": wave.duplicate,
                     "rules": " + ".join([wave.preset, *wave.sets]),
                     "finished": tally.finished,
                     "errors": len(tally.errors),
