@@ -60,7 +60,7 @@ def warn_without_torch() -> None:
     """Say once, in one line, that without torch ``best`` plays the search everywhere."""
     logging.getLogger(__name__).warning(
         "best: torch is not installed, so best plays the search everywhere, also where it would play the network"
-        " (slower, and weaker at most tables): run pip install -e \".[rl]\" in the root of the clone"
+        ' (slower, and weaker at most tables): run pip install -e ".[rl]" in the root of the clone'
     )
 
 

@@ -69,6 +69,7 @@ from agurk_env.rules import Rules
 BELIEF_FLOOR = 0.1
 """Belief: the share of a uniform choice among the legal cards mixed into each policy probability."""
 
+
 class PolicyNets:
     """The policy network for given rules: ``zoo`` (the universal network), ``zoo:NAME``, a path or a network.
 

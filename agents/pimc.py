@@ -65,6 +65,7 @@ Measured per solve with numba (median / max ms): last-trick scoring 4 x 7 from t
 PYTHON_TRICKS = 2
 """Without numba (the solver's pure-Python path, about 40x slower) exact evaluation solves this many tricks fewer."""
 
+
 def _strongest_table(rules: Rules) -> np.ndarray:
     """For every card set, its strongest card in the tricks before the last (the ``shed`` rollout)."""
     sp = engine.tables(rules)

@@ -34,7 +34,7 @@ per-match numbers, not game records: building records costs about ten times the 
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +46,7 @@ from agents.tasks import LOCAL, Backend, TaskProgress, run_tasks
 from agents.tournament_stats import UNITS, EntryStats, SeatStats, Unit, places, round_places, summarize
 from agurk_env import engine
 from agurk_env.agent import Agent
-from agurk_env.matches import DEFAULT_BATCH, play_matches
+from agurk_env.matches import DEFAULT_BATCH, Step, play_matches, play_seatings
 from agurk_env.rules import Rules, check_choice
 
 
@@ -65,8 +65,34 @@ def seat_stats(
     ``simulate``), keeping only these numbers. ``progress(n_done)`` is called as matches end.
     ``deck`` (copies per card, :func:`agurk_env.engine.deck_counts`): deal from it instead of the rules' deck.
     """
+    steps = play_matches(rules, agents, n_matches, seed, batch, deck)
+    return _collect(rules, steps, n_matches, min(batch, n_matches), progress)
+
+
+def seatings_stats(
+    rules: Rules,
+    agents: Sequence[Agent],
+    seatings: np.ndarray,
+    n_matches: int,
+    seed: int,
+    progress: Callable[[int], object] | None = None,
+    deck: np.ndarray | None = None,
+) -> list[SeatStats]:
+    """:func:`seat_stats` of every seating ``(T, P)`` of ``agents`` (indices per seat), played in one batch.
+
+    By :func:`agurk_env.matches.play_seatings`: one :class:`SeatStats` per table, by seat.
+    """
+    tables = len(seatings)
+    steps = play_seatings(rules, agents, seatings, n_matches, seed, deck)
+    return _collect(rules, steps, tables * n_matches, tables * n_matches, progress).split(tables)
+
+
+def _collect(
+    rules: Rules, steps: Iterator[Step], n: int, slots: int, progress: Callable[[int], object] | None
+) -> SeatStats:
+    """The :class:`SeatStats` of games ``0..n-1`` from a match loop's ``steps`` (``slots`` games side by side)."""
     sp = engine.tables(rules)
-    n, p, h, a = n_matches, sp.players, sp.hand_size, sp.actions
+    p, h, a = sp.players, sp.hand_size, sp.actions
     every_trick = rules.scoring == "every_trick"
     res = SeatStats(
         win=np.zeros((n, p)),
@@ -76,7 +102,6 @@ def seat_stats(
         place=np.zeros((n, p), np.int64),
         hands=np.zeros((n, p, a), np.int8),
     )
-    slots = min(batch, n)
     penalty = np.zeros((slots, p), np.int64)
     rounds = np.zeros((slots, p), np.int64)
     last = np.zeros((slots, p), np.int64)
@@ -84,7 +109,7 @@ def seat_stats(
     round_place: list[np.ndarray] = []
     round_match: list[np.ndarray] = []
     done = 0
-    for step in play_matches(rules, agents, n, seed, batch, deck):
+    for step in steps:
         if step.kept is not None:
             penalty, rounds, last, out_round = (x[step.kept] for x in (penalty, rounds, last, out_round))
         state = step.after
@@ -266,14 +291,46 @@ def play_planned(
     deck: np.ndarray | None = None,
 ) -> SeatStats:
     """One table of a :class:`TournamentPlan` as a task: fresh copies of the entries play it (dealt from ``deck``)."""
+    return play_table(rules, _unpack(packed), table, agent_seed, deals, seed, batch, progress, deck)
+
+
+def _unpack(packed: bytes) -> list[Entry]:
+    """A task's entries (specs or agent objects), unpickled; a clear error where a worker cannot import them."""
     try:
-        entries = pickle.loads(packed)
+        return pickle.loads(packed)
     except (AttributeError, ImportError) as err:
         raise RuntimeError(
             f"a tournament worker process cannot load the agent objects ({err}): their classes must be importable "
             "by module name (not defined in an interactive session or notebook); or use workers=1"
         ) from None
-    return play_table(rules, entries, table, agent_seed, deals, seed, batch, progress, deck)
+
+
+def play_merged(
+    progress: TaskProgress,
+    rules: Rules,
+    packed: bytes,
+    tables: np.ndarray,
+    agent_seed: int,
+    deals: int,
+    seed: int,
+    deck: np.ndarray | None = None,
+) -> SeatStats:
+    """Every table ``(T, P)`` of a tournament as one task, side by side in one batch (:func:`seatings_stats`).
+
+    One agent object per entry (``make_agent(spec, agent_seed, entry)``) plays all its seats,
+    so an agent that draws random numbers draws other ones than at one table at a time. Entries
+    that must know their table (the fictive player) are played table by table. The games are
+    numbered ``t * deals + m``: :meth:`SeatStats.split` gives each table's numbers, by seat.
+    """
+    entries = _unpack(packed)
+    agents = [make_agent(e, agent_seed, i) if isinstance(e, str) else e for i, e in enumerate(entries)]
+    if not any(callable(getattr(agent, "meet_table", None)) for agent in agents):
+        return SeatStats.join(seatings_stats(rules, agents, tables, deals, seed, progress, deck))
+    parts = []
+    for t, table in enumerate(tables):
+        report = lambda n, base=t * deals: progress(base + n)  # noqa: E731
+        parts.append(play_table(rules, entries, table, agent_seed, deals, seed, DEFAULT_BATCH, report, deck))
+    return SeatStats.join(parts)
 
 
 PARALLEL_MIN_MATCHES = 4000

@@ -51,6 +51,10 @@ UNITS: tuple[str, ...] = get_args(Unit)
 """What a tournament scores: whole matches (the default) or single rounds (see the module docstring)."""
 
 
+_PER_ROUND = ("round_place", "round_match")
+"""The :class:`SeatStats` fields indexed by round, not by match."""
+
+
 @dataclass
 class SeatStats:
     """Per-match numbers of one run, by seat; arrays indexed ``[match, seat]``."""
@@ -63,6 +67,35 @@ class SeatStats:
     hands: np.ndarray  # (N, P, A) int8: round-1 hands (to check that deals are duplicates)
     round_place: np.ndarray | None = None  # (Q, P) int: each round's levels (round_places); None only if built by hand
     round_match: np.ndarray | None = None  # (Q,) int: match number of each round of round_place
+
+    def split(self, tables: int) -> list[SeatStats]:
+        """Games numbered ``t * n + m`` (``n`` matches at each of ``tables`` tables) as one per table."""
+        n = self.win.shape[0] // tables
+        out = []
+        for t in range(tables):
+            rows = slice(t * n, (t + 1) * n)
+            per_match = {f.name: getattr(self, f.name)[rows] for f in fields(self) if f.name not in _PER_ROUND}
+            if self.round_match is None or self.round_place is None:
+                out.append(SeatStats(**per_match))
+                continue
+            mine = self.round_match // n == t
+            out.append(
+                SeatStats(**per_match, round_place=self.round_place[mine], round_match=self.round_match[mine] - t * n)
+            )
+        return out
+
+    @staticmethod
+    def join(parts: Sequence[SeatStats]) -> SeatStats:
+        """Tables' numbers as one run, table ``t``'s match ``m`` numbered ``t * n + m`` (inverse of :meth:`split`)."""
+        n = parts[0].win.shape[0]
+        names = [f.name for f in fields(SeatStats) if f.name not in _PER_ROUND]
+        joined = {name: np.concatenate([getattr(x, name) for x in parts]) for name in names}
+        places = [x.round_place for x in parts]
+        matches = [x.round_match for x in parts]
+        if any(x is None for x in places + matches):
+            return SeatStats(**joined)
+        match = np.concatenate([m + t * n for t, m in enumerate(matches) if m is not None])
+        return SeatStats(**joined, round_place=np.concatenate([x for x in places if x is not None]), round_match=match)
 
     def by_entry(self, seat: np.ndarray) -> SeatStats:
         """The same numbers by entry, entry ``i`` having sat in seat ``seat[i]``."""

@@ -1,4 +1,4 @@
-"""The one loop that plays numbered matches with agents on the batched engine.
+"""The loops that play numbered matches with agents on the batched engine.
 
 :func:`play_matches` plays matches ``0..n-1`` of a seed (match ``m`` is dealt the
 same cards whatever the batch, see :mod:`agurk_env.engine`) and yields a
@@ -7,6 +7,11 @@ records in :func:`agurk_env.simulate.simulate`, statistics in the tournament).
 Slots whose match is finished get the next match number; matches numbered ``n`` or
 more are played but not counted, and once a quarter of the batch holds them the
 batch is cut down to the slots still needed (``Step.kept`` says which).
+
+:func:`play_seatings` plays the same matches at several seatings of the same agents
+in one batch (a tournament's tables side by side): one engine call per card for all
+of them instead of one per table, which is what costs when the tables are many and
+their matches few.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agurk_env import engine
-from agurk_env.agent import Agent, act_seats
+from agurk_env.agent import Agent, act_seats, dispatch
 from agurk_env.rules import Rules
 
 DEFAULT_BATCH = 1024
@@ -76,3 +81,43 @@ def play_matches(
         if spare.sum() * 4 >= state.batch:  # the tail: drop the slots no longer needed
             kept = np.flatnonzero(~spare)
             state = state.take(kept)
+
+
+def play_seatings(
+    rules: Rules,
+    agents: Sequence[Agent],
+    seatings: np.ndarray,
+    n_matches: int,
+    seed: int,
+    deck: np.ndarray | None = None,
+) -> Iterator[Step]:
+    """Play matches ``0..n_matches-1`` of ``seed`` at every seating of ``agents``, all in one batch.
+
+    ``seatings`` ``(T, P)``: at table ``t`` seat ``s`` is played by ``agents[seatings[t, s]]``.
+    Match ``m`` is dealt the same cards at every table. The states of the :class:`Step` s
+    yielded number each game ``t * n_matches + m`` in ``match_id`` (so
+    ``Step.finished(T * n_matches)`` is every game that ended); finished games leave the
+    batch (``Step.kept``).
+    """
+    seatings = np.asarray(seatings, np.int64)
+    if seatings.ndim != 2 or seatings.shape[1] != rules.players:
+        raise ValueError(f"seatings must have shape (tables, {rules.players}), not {seatings.shape}")
+    if n_matches < 1:
+        raise ValueError(f"n_matches must be >= 1, not {n_matches}")
+    tables = seatings.shape[0]
+    table = np.repeat(np.arange(tables), n_matches)
+    state = engine.init(rules, n_matches, seed, deck=deck).take(np.tile(np.arange(n_matches), tables))
+    kept: np.ndarray | None = None
+    while True:
+        bits = engine.legal_bits(rules, state)
+        after = engine.play(rules, state, dispatch(rules, state, bits, agents, seatings[table, state.cur]))
+        game = table * n_matches
+        before = state._replace(match_id=game + state.match_id)
+        yield Step(before, bits, after._replace(match_id=game + after.match_id), kept)
+        over = after.match_over
+        if over.all():
+            return
+        state, kept = engine.advance(rules, after, reset=False, deck=deck), None
+        if over.any():
+            kept = np.flatnonzero(~over)
+            state, table = state.take(kept), table[kept]

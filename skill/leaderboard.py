@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from agents.tasks import LOCAL, Backend, run_tasks
-from agents.tournament import TournamentPlan, plan_tournament, play_planned
+from agents.tournament import TournamentPlan, plan_tournament, play_merged
 from agents.tournament_stats import SeatStats, deal_resamples, fit_plackett_luce, ratings, stages
 from agurk_env.atomic import atomic_write_text
 from agurk_env.matches import DEFAULT_BATCH
@@ -157,22 +157,21 @@ def play_leaderboard(
     cache: TaskCache | None = None,
     progress: Progress | None = None,
 ) -> Played:
-    """Play every table of ``plan`` on ``backend`` (a table stored in ``cache`` is read, each one played is stored).
+    """Play every group of ``plan`` on ``backend`` (a group stored in ``cache`` is read, each one played is stored).
 
-    Each table is one task of :func:`agents.tasks.run_tasks`, seeded by its arguments alone: the
-    numbers are the same with any ``workers`` or backend, with or without the cache.
+    Each group is one task of :func:`agents.tasks.run_tasks`: its tables side by side in one
+    batch (:func:`agents.tournament.play_merged`), seeded by its arguments alone, so the numbers
+    are the same with any ``workers`` or backend, with or without the cache.
     """
-    tasks = plan.tasks
-    found: dict[int, SeatStats] = {}
-    materials: list[str] = []
-    if cache is not None:
-        for k, (g, t) in enumerate(tasks):
-            materials.append(cache.material(plan.plans[g].tasks[t], plan.plans[g].labels))
-            stored = cache.load(materials[k])
-            if stored is not None:
-                found[k] = stored
-    todo = [k for k in range(len(tasks)) if k not in found]
-    before = len(found) * plan.deals
+    groups = range(len(plan.plans))
+    found: dict[int, list[SeatStats]] = {}
+    materials = [_group_material(cache, tournament) for tournament in plan.plans]
+    for g in groups:
+        stored = None if cache is None else cache.load(materials[g])
+        if stored is not None:
+            found[g] = stored.split(len(plan.plans[g].tasks))
+    todo = [g for g in groups if g not in found]
+    before = sum(len(plan.plans[g].tasks) for g in found) * plan.deals
 
     def on_progress(units: list[float], stages: list[int]) -> None:
         if progress is not None:
@@ -185,28 +184,37 @@ def play_leaderboard(
     if progress is not None:
         progress(before, plan.matches)
     played = run_tasks(
-        play_planned,
-        [plan.plans[tasks[k][0]].tasks[tasks[k][1]] for k in todo],
+        play_merged,
+        [_group_task(plan.plans[g]) for g in todo],
         min(workers, max(len(todo), 1)),
         backend,
-        names=[_task_name(plan, *tasks[k]) for k in todo],
+        names=[f"leaderboard group {g} ({', '.join(plan.plans[g].labels)})" for g in todo],
         initializer=_init_worker,
         on_progress=on_progress,
         on_result=on_result,
         every=0.5,
     )
-    found.update(zip(todo, played, strict=True))
+    for g, stats in zip(todo, played, strict=True):
+        found[g] = stats.split(len(plan.plans[g].tasks))
     if progress is not None:
         progress(plan.matches, plan.matches)
-    tables: list[list[SeatStats]] = [[] for _ in plan.plans]
-    for k, (g, _) in enumerate(tasks):
-        tables[g].append(found[k])
-    return Played(tables, len(todo), len(tasks) - len(todo))
+    tables = sum((len(plan.plans[g].tasks) for g in todo), 0)
+    return Played([found[g] for g in groups], tables, len(plan.tasks) - tables)
 
 
-def _task_name(plan: LeaderboardPlan, group: int, table: int) -> str:
-    """A table's name in task errors: its group and its seats."""
-    return f"leaderboard group {group}, {plan.plans[group].names[table]}"
+def _group_task(tournament: TournamentPlan) -> tuple[Any, ...]:
+    """The arguments of :func:`agents.tournament.play_merged` for a group's tournament (after ``progress``)."""
+    rules, packed, _, _, deals, deal_seed, _, deck = tournament.tasks[0]
+    seats = np.stack([task[2] for task in tournament.tasks])
+    return rules, packed, seats, tournament.seed, deals, deal_seed, deck
+
+
+def _group_material(cache: TaskCache | None, tournament: TournamentPlan) -> str:
+    """The cache key material of a group: every table's (:meth:`TaskCache.material`), played side by side."""
+    if cache is None:
+        return ""
+    tables = [json.loads(cache.material(task, tournament.labels)) for task in tournament.tasks]
+    return json.dumps({"merged": True, "agent_seed": tournament.seed, "tables": tables}, sort_keys=True)
 
 
 def group_places(plan: LeaderboardPlan, tables: list[list[SeatStats]], group: int) -> np.ndarray:

@@ -65,11 +65,11 @@ def test_the_progress_bar_shows_the_win_rate_whole_at_80_columns(players: list[i
 
 def _variant(preset: str, rank: int) -> dict:
     """A ranked variant as agurk skill-report prints it (every statistic with an interval)."""
-    from skill.report import STAT_KEYS
+    from skill.tables import STAT_KEYS, ci_key
 
     row = {"rank": rank, "preset": preset}
     for i, key in enumerate(STAT_KEYS):
-        row[key], row[f"{key}_ci"] = 0.5 + i, [0.25 + i, 0.75 + i]
+        row[key], row[ci_key(key)] = 0.5 + i, [0.25 + i, 0.75 + i]
     return row
 
 
@@ -85,7 +85,7 @@ def test_the_skill_report_table_is_unwrapped_in_a_file(
     for i, preset in enumerate(presets):
         (line,) = [line for line in lines if f" {preset} " in line]  # one line per row, no cell wrapped
         assert line.split("│")[1].strip() == str(i + 1)
-        assert "0.50 [0.25, 0.75]" in line and line.count("[") == 6
+        assert "0.50 [0.25, 0.75]" in line and line.count("[") == 7
 
 
 def test_agurk_sweep_prints_its_table_unwrapped(
