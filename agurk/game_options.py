@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agents.command import TableOptions  # declared below the application, for the library calls
 from agurk_env.options import option
-from training.command import TableOptions  # declared below the application, for the library calls
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Every command's work is one library call on the command's options: the call and the command give the same result.
 
-Small sizes, so each test runs in seconds. :func:`training.command.command_line` (the inverse of
+Small sizes, so each test runs in seconds. :func:`agents.command.command_line` (the inverse of
 ``from_args``) is checked by parsing what it writes back into the same options.
 """
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from agents.command import command_line
 from agurk.cli import build_parser, main
 from agurk.cli.common import from_args
 from skill.exploit_options import ExploitabilityOptions, ExploitOptions
-from training.command import command_line
 
 TINY = ["players=2", "hand_size=2", "limit=1", "match_end=first_out"]
 """Single rounds of 2 players x 2 cards: the tiny table of ``agurk exploit`` and ``agurk exploitability``."""
@@ -94,3 +94,12 @@ def test_bench_library_call_is_the_command(capsys: pytest.CaptureFixture[str]) -
     assert commanded["engine"].keys() == called["engine"].keys()
     assert main(argv) == 0
     assert capsys.readouterr().out.splitlines()[0] == options.lines(called)[0]  # the text is the call's lines
+
+
+def test_evaluate_library_call_is_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from agents.evaluate import EvaluateOptions, evaluate
+
+    argv = ["evaluate", "--agents", "guard,random", "--set", "players=2", "--matches", "6", "--batch", "4", "-q"]
+    called = evaluate(parsed(EvaluateOptions, argv)).to_dict()
+    assert main([*argv, "--json", "-"]) == 0
+    assert called == without_times(json.loads(capsys.readouterr().out))

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agents.command import JsonFlag, Seeded, TableOptions
 from agurk.web import MAX_GAMES, MAX_SECONDS
 from agurk_env.options import OptionError, option
-from training.command import JsonFlag, Seeded, TableOptions
 
 if TYPE_CHECKING:
     from agurk.bench.engine import EngineResult, SearchResult

@@ -74,8 +74,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=Parser)
     commands = (
-        simulate, evaluate, skill_report, skill_study, sweep, exploit, exploitability, agents, zoo, rules, train, curve,
-        play, replay, serve, bench, leaderboard,
+        simulate,
+        evaluate,
+        skill_report,
+        skill_study,
+        sweep,
+        exploit,
+        exploitability,
+        agents,
+        zoo,
+        rules,
+        train,
+        curve,
+        play,
+        replay,
+        serve,
+        bench,
+        leaderboard,
     )
     for command in commands:
         command.add_parser(sub)
@@ -130,7 +145,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
     with Signals():  # a stop while numba loads the commands' kernels is not lost in its callbacks
         from agurk.cli.common import CliError
-        from agurk_env.rules import RulesError
+        from agurk_env.options import OptionError
 
         parser = build_parser()
         try:
@@ -144,7 +159,7 @@ def _run(argv: Sequence[str] | None) -> int:
         # SIGTERM and SIGHUP stop a command as Ctrl-C does: workers ended, one line, no traceback
         with contextlib.nullcontext() if getattr(args, "own_signals", False) else Signals():
             return args.func(args)
-    except (CliError, RulesError) as e:
+    except (CliError, OptionError) as e:  # a library call's refusal of an option: one line too
         _report(str(e))
         return 2
     except BrokenPipeError:  # e.g. `agurk simulate --out - | head`

@@ -1,6 +1,6 @@
 """What every ``agurk`` command shares: the one-line-error parser, errors, shared options, outputs, progress bars.
 
-The shared options (seed, JSON output, quiet, backend, the rules) are declared once, in :mod:`training.command`
+The shared options (seed, JSON output, quiet, backend, the rules) are declared once, in :mod:`agents.command`
 (below the application, so that a library call takes the options its command parses). Each command declares its
 options as one dataclass (:mod:`agurk_env.options`) that builds on them; :func:`add_options` makes its argparse
 options, and :func:`from_args` reads them back, typed.
@@ -22,16 +22,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar
 
+from agents.command import PROG, Backends, in_command_order
+from agents.command import JsonFile as JsonFile  # the shared option sets, declared below the application
+from agents.command import JsonFlag as JsonFlag
+from agents.command import Quiet as Quiet
+from agents.command import Seeded as Seeded
+from agents.command import rule_overrides as rule_overrides  # declared below the application
+from agents.command import rules_label as rules_label
 from agurk_env.atomic import atomic_write_text
 from agurk_env.options import Bounds, Option, OptionError, declared, split_list
 from agurk_env.rules import OPTION_NAMES, Rules, RulesError
-from training.command import PROG, Backends, in_command_order
-from training.command import JsonFile as JsonFile  # the shared option sets, declared below the application
-from training.command import JsonFlag as JsonFlag
-from training.command import Quiet as Quiet
-from training.command import Seeded as Seeded
-from training.command import rule_overrides as rule_overrides  # declared below the application
-from training.command import rules_label as rules_label
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -215,7 +215,7 @@ def _shown(opt: Option, value: object) -> str:
 def from_args(cls: type[_T], args: argparse.Namespace) -> _T:
     """The option set ``cls`` from the parsed options that :func:`add_options` added for it.
 
-    :func:`training.command.command_line` is its inverse: the command line that parses to an option set.
+    :func:`agents.command.command_line` is its inverse: the command line that parses to an option set.
     """
     return cls(**{name: getattr(args, name) for name in declared(cls)})
 

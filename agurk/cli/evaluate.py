@@ -4,31 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agents.seatings import Seating
-from agents.tournament_stats import Unit
+from agents.evaluate import EvaluateOptions, plan_evaluation, play_evaluation
 from agurk.cli.common import (
     PROG,
     RULE_NOTES,
-    Backends,
-    CliError,
     Formatter,
-    JsonFile,
     MatchProgress,
-    Quiet,
-    Seeded,
     Subcommands,
     add_options,
-    backend_of,
     from_args,
     output_file,
-    resolve_rules,
-    rules_label,
     stderr_console,
     stdout_console,
     task_errors,
@@ -36,15 +25,9 @@ from agurk.cli.common import (
     write_json,
 )
 from agurk.cli.stop_signals import stopped
-from agurk.game_options import TableOptions
-from agurk_env.options import REQUIRED, option
 
 if TYPE_CHECKING:
     from agents.tournament import TournamentResult
-
-DEFAULT_EVAL_BATCH = 4096
-"""``evaluate --batch`` default: matches played side by side in each rotation."""
-
 
 DESCRIPTION = (
     "Play a tournament between the entries of --agents (one spec per seat; the same spec\n"
@@ -80,29 +63,6 @@ EXAMPLES = (
 """``agurk evaluate --help``: the examples (the tour runs them as printed)."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class EvaluateOptions(TableOptions, Seeded, JsonFile, Backends, Quiet):
-    """``agurk evaluate``'s options."""
-
-    agents: str = option(REQUIRED, metavar="SPEC,SPEC,...")
-    """the entries: exactly one agent spec per seat ('agurk agents' lists the specs)"""
-    matches: int = option(REQUIRED, low=1, metavar="N")
-    """number of deals; each is played once per seat"""
-    batch: int = option(DEFAULT_EVAL_BATCH, low=1, metavar="B")
-    """matches played side by side (lower it for search agents if memory is short). Random agents' choices depend
-    on it: keep it fixed to reproduce a result"""
-    bootstrap: int = option(1000, low=1, metavar="R")
-    """bootstrap resamples for the CIs"""
-    workers: int | None = option(None, low=1, metavar="W")
-    """processes that play the tables side by side (default: the CPU count, at most 4); runs of fewer than 4000
-    matches use one on the local backend. The numbers do not depend on it"""
-    unit: Unit = "match"
-    """what the win rate and rating score: whole matches or single rounds; the agents play the same matches either
-    way"""
-    seating: Seating = "auto"
-    """the tables each deal is played at (see above)"""
-
-
 def add_parser(sub: Subcommands) -> None:
     """Register ``agurk evaluate`` on the subcommands ``sub``."""
     p = sub.add_parser(
@@ -127,49 +87,24 @@ def add_parser(sub: Subcommands) -> None:
 
 def run(namespace: argparse.Namespace) -> int:
     """Play a duplicate-deal tournament and print (and with ``--json`` write) per-entry statistics."""
+    from agents.tournament import PARALLEL_MIN_MATCHES
+
     args = from_args(EvaluateOptions, namespace)
-    workers = args.workers or max(1, min(os.cpu_count() or 1, 4))
-    rules = resolve_rules(args.rules, args.set)
-    backend = backend_of(args)
-
-    from agents.fit import check_fit
-    from agents.registry import AgentSpecError, make_agents
-    from agents.tournament import PARALLEL_MIN_MATCHES, parse_entries, seatings, tournament
-
-    try:
-        specs = parse_entries(args.agents, rules.players)
-        check_fit(make_agents(",".join(specs), rules.players, args.seed), rules)  # every spec, before playing
-    except (AgentSpecError, ValueError) as e:
-        raise CliError(str(e)) from None
-    warn_other_players(specs, rules)
-    tables = len(seatings(specs, args.seating).tables)
+    plan = plan_evaluation(args)
+    warn_other_players(plan.specs, plan.rules)
     path = output_file("--json", args.json)
-    if (args.workers or 1) > 1 and args.backend == "local" and args.matches * tables < PARALLEL_MIN_MATCHES:
+    matches = args.matches * plan.tables
+    if (args.workers or 1) > 1 and args.backend == "local" and matches < PARALLEL_MIN_MATCHES:
         print(
-            f"{PROG}: note: {args.matches:,} deals x {tables} seatings = {args.matches * tables:,} matches run in one "
+            f"{PROG}: note: {args.matches:,} deals x {plan.tables} seatings = {matches:,} matches run in one "
             f"process: --workers {args.workers} takes effect from {PARALLEL_MIN_MATCHES:,} matches",
             file=sys.stderr,
         )
     console = stderr_console()
     start = time.perf_counter()
     try:
-        with (
-            task_errors(),
-            MatchProgress(console, args.matches * tables, not args.quiet and console.is_terminal) as progress,
-        ):
-            result = tournament(
-                rules,
-                specs,
-                args.matches,
-                args.seed,
-                batch=args.batch,
-                resamples=args.bootstrap,
-                progress=progress,
-                workers=workers,
-                unit=args.unit,
-                backend=backend,
-                seating=args.seating,
-            )
+        with task_errors(), MatchProgress(console, matches, not args.quiet and console.is_terminal) as progress:
+            result = play_evaluation(plan, progress)
     except KeyboardInterrupt as e:
         return stopped(e)
     seconds = time.perf_counter() - start
@@ -177,7 +112,7 @@ def run(namespace: argparse.Namespace) -> int:
     data["seconds"] = round(seconds, 3)
     write_json(args.json, path, json.dumps(data, indent=2) + "\n")
     if not args.quiet or args.json is None:
-        _print_evaluation(result, rules_label(args.rules, args.set), seconds, args.json == "-")
+        _print_evaluation(result, args.label(), seconds, args.json == "-")
     return 0
 
 

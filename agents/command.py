@@ -9,6 +9,7 @@ gives them (the inverse of ``agurk.cli.common.from_args``), for a report's "repr
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -96,6 +97,14 @@ class TableOptions:
     def label(self) -> str:
         """The rules for summaries: ``standard`` or ``danish21 + players=6 + limit=31``."""
         return rules_label(self.rules, self.set)
+
+
+def worker_count(given: int | None, most: int | None = None) -> int:
+    """``--workers``: as given, else the CPU count (at most ``most``), so a command's default fits the machine."""
+    if given is not None:
+        return given
+    cpus = os.cpu_count() or 1
+    return max(1, min(cpus, most)) if most else cpus
 
 
 def rule_overrides(sets: Iterable[str] | None) -> dict[str, RuleValue]:
