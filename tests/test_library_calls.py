@@ -103,3 +103,14 @@ def test_evaluate_library_call_is_the_command(capsys: pytest.CaptureFixture[str]
     called = evaluate(parsed(EvaluateOptions, argv)).to_dict()
     assert main([*argv, "--json", "-"]) == 0
     assert called == without_times(json.loads(capsys.readouterr().out))
+
+
+def test_simulate_library_call_is_the_command(tmp_path: Path) -> None:
+    from agents.simulation import SimulateOptions, simulate_records
+
+    argv = ["simulate", "--agents", "guard,random,shed", "--set", "players=3", "--matches", "4", "--seed", "2"]
+    argv += ["--batch", "3", "--with-legal", "-q", "--out", str(tmp_path / "sim.jsonl")]
+    called = list(simulate_records(parsed(SimulateOptions, argv)))
+    assert main(argv) == 0
+    lines = (tmp_path / "sim.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == json.loads(json.dumps(called))

@@ -8,50 +8,25 @@ import json
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
+from agents.simulation import SimulateOptions, plan_simulation, play_simulation
 from agurk.cli.common import (
     RULE_NOTES,
     CliError,
     Formatter,
     MatchProgress,
-    Quiet,
-    Seeded,
     Subcommands,
     add_options,
     from_args,
     json_default,
     output_file,
-    resolve_rules,
-    rules_label,
     stderr_console,
     warn_other_players,
 )
 from agurk.cli.stop_signals import stopped
-from agurk.game_options import TableOptions
 from agurk_env.atomic import atomic_file
-from agurk_env.options import REQUIRED, option
-
-
-@dataclass(frozen=True, kw_only=True)
-class SimulateOptions(TableOptions, Seeded, Quiet):
-    """``agurk simulate``'s options."""
-
-    agents: str = option("random", metavar="SPEC[,SPEC...]")
-    """who plays: one agent spec for every seat, or a comma-separated spec per seat (exactly 'players' of them; seat 0
-    deals the first round). 'agurk agents' lists every spec and its options"""
-    matches: int = option(REQUIRED, low=1, metavar="N")
-    """number of matches to play"""
-    out: str = option(REQUIRED, metavar="FILE.jsonl")
-    """output file, replaced once every match is written (an interruption leaves it as it was); its folder must
-    exist; '-' writes to stdout"""
-    batch: int | None = option(None, low=1, metavar="B")
-    """matches played side by side by the engine. The deals never depend on it, but random agents' choices do: keep
-    it fixed to reproduce a file"""
-    with_legal: bool = False
-    """add to every trick a 'legal' list: the legal cards of each play (larger files, for replay checks)"""
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -100,24 +75,9 @@ def _records_out(path: Path | None) -> Iterator[IO[bytes]]:
 
 def run(namespace: argparse.Namespace) -> int:
     """Play ``--matches`` matches and write their records, one JSON object per line."""
-    from agurk_env.matches import DEFAULT_BATCH
-
     args = from_args(SimulateOptions, namespace)
-    batch = args.batch if args.batch is not None else min(args.matches, DEFAULT_BATCH)
-    rules = resolve_rules(args.rules, args.set)
-
-    from agents.fit import check_fit
-    from agents.registry import AgentSpecError, make_agents
-
-    try:
-        agents = make_agents(args.agents, rules.players, args.seed)
-        check_fit(agents, rules)  # a policy without the rules' cards is refused now, not mid-game
-    except AgentSpecError as e:
-        raise CliError(str(e)) from None
-    warn_other_players(args.agents.split(","), rules)
-
-    from agurk_env.simulate import simulate
-
+    plan = plan_simulation(args)
+    warn_other_players(args.agents.split(","), plan.rules)
     path = output_file("--out", args.out)
     where = str(path) if path is not None else "stdout"
     console = stderr_console()
@@ -126,10 +86,7 @@ def run(namespace: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         with MatchProgress(console, args.matches, show_progress) as progress, _records_out(path) as out:
-            records: Iterator[dict[str, Any]] = simulate(
-                rules, agents, args.matches, args.seed, batch=batch, with_legal=args.with_legal, progress=progress
-            )
-            for record in records:
+            for record in play_simulation(plan, progress):
                 out.write(json.dumps(record, separators=(",", ":"), default=json_default).encode() + b"\n")
                 matches += 1
                 rounds += len(record["rounds"])
@@ -144,8 +101,8 @@ def run(namespace: argparse.Namespace) -> int:
     if not args.quiet:
         summary = (
             f"{matches} matches, {rounds} rounds, {plays} card plays in {seconds:.2f} s "
-            f"({matches / max(seconds, 1e-9):,.1f} matches/s; {rules_label(args.rules, args.set)}, "
-            f"{rules.players} players, seed {args.seed}) -> {where}"
+            f"({matches / max(seconds, 1e-9):,.1f} matches/s; {args.label()}, "
+            f"{plan.rules.players} players, seed {args.seed}) -> {where}"
         )
         print(summary, file=sys.stdout if path is not None else sys.stderr)
     return 0
