@@ -114,3 +114,18 @@ def test_simulate_library_call_is_the_command(tmp_path: Path) -> None:
     assert main(argv) == 0
     lines = (tmp_path / "sim.jsonl").read_text().splitlines()
     assert [json.loads(line) for line in lines] == json.loads(json.dumps(called))
+
+
+def test_zoo_export_library_call_is_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    torch = pytest.importorskip("torch")
+    from agents import zoo
+    from training.zoo_export import ZooOptions, export_run
+
+    argv = ["zoo", "export", str(zoo.path_of(zoo.UNIVERSAL)), "--preset", "standard", "--name", "mine"]
+    called = export_run(parsed(ZooOptions, [*argv, "--out", str(tmp_path / "call.pt")]))
+    assert main([*argv, "--out", str(tmp_path / "command.pt")]) == 0
+    assert capsys.readouterr().out == f"wrote {tmp_path / 'command.pt'} ({called.size:,} bytes): zoo:{called.name}\n"
+    commanded = torch.load(tmp_path / "command.pt", weights_only=True)
+    made = torch.load(called.path, weights_only=True)
+    assert made.keys() == commanded.keys() and made["strength"] == commanded["strength"]
+    assert all(torch.equal(made["model"][k], v) for k, v in commanded["model"].items())

@@ -3,46 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 from agurk.cli.common import CliError, Formatter, Subcommands, add_options, from_args
-from agurk_env.atomic import atomic_write
-from agurk_env.options import option
-from agurk_env.rules import PRESETS
-
-if TYPE_CHECKING:
-    from agents.policy import Checkpoint, Strength
-
-
-ZooAction = Literal["list", "export"]
-"""What ``agurk zoo`` does: list the shipped policies, or export a run into the zoo."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ZooOptions:
-    """``agurk zoo``'s options (``list`` takes none of them but the action)."""
-
-    action: ZooAction = option("list", positional=True)
-    """what to do"""
-    run: str | None = option(None, positional=True, metavar="run")
-    """export: the run folder (its best checkpoint) or a checkpoint file"""
-    preset: str | None = None
-    """export: the preset the run must have trained under (names the policy PRESET)"""
-    name: str | None = None
-    """export: the policy's name (zoo:NAME; default: the preset, with --preset)"""
-    out: str | None = None
-    """export: write here instead of the zoo folder"""
-    force: bool = False
-    """export: replace an existing policy"""
-    blend: list[str] = option([], metavar="CHECKPOINT:W")
-    """export: average in this checkpoint's weights with weight W (0 < W < 1; repeatable; RUN keeps the rest); the
-    networks must have the same shape and preset"""
-    ensemble: list[str] = option([], metavar="CHECKPOINT:W")
-    """export: play this checkpoint's network beside RUN's, the weighted mean of their logits with weight W (0 < W <
-    1; repeatable; RUN keeps the rest; twice the cost per decision for two networks); the networks must have the same
-    preset"""
+from training.zoo_export import ZooOptions, export_run
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -100,121 +64,18 @@ def _listing(rows: list[dict[str, Any]]) -> None:
             print(f"{'':<24} {row['why']}")
 
 
-def _run_strength(run: Path, step: int) -> Strength | None:
-    """The evaluation at ``step`` in the history of the run folder ``run`` (or of the one holding the checkpoint file).
-
-    ``None`` where the run has none at that step; the checkpoint itself carries its training seconds.
-    """
-    from training.evaluation import history
-
-    folder = run if run.is_dir() else run.parent.parent  # RUN/checkpoints/FILE.pt
-    strength: Strength | None = None
-    for ev in history(folder):
-        if ev["step"] != step:
-            continue
-        result = ev["results"][0]
-        strength = {
-            "win_rate": result["win_rate"],
-            "win_rate_ci": result["win_rate_ci"],
-            "players": result["players"],
-            "opponent": ev["opponent"],
-            "deals": ev["deals"],
-        }
-    return strength
-
-
 def run(namespace: argparse.Namespace) -> int:
     """List the zoo, or export a run into it."""
     args = from_args(ZooOptions, namespace)
     try:
         from agents import zoo
-        from agents.policy import CheckpointError, load_checkpoint
     except ImportError as e:
         raise CliError(f'the zoo needs torch: pip install -e ".[rl]" ({e.name} missing)') from None
     if args.action == "list":
-        if args.run or args.preset or args.name or args.out or args.force or args.blend or args.ensemble:
+        if args.export_only():
             raise CliError("agurk zoo (list) takes no other arguments")
         _listing(zoo.describe())
         return 0
-    if not args.run:
-        raise CliError("agurk zoo export needs a RUN (a run folder or checkpoint)")
-    if args.preset and args.preset not in PRESETS:
-        raise CliError(f"no preset {args.preset!r}; presets: {', '.join(PRESETS)}")
-    try:
-        data = load_checkpoint(args.run)
-    except CheckpointError as e:
-        raise CliError(str(e)) from None
-    trained = (data.get("config") or {}).get("preset")
-    if args.preset and trained != args.preset:
-        raise CliError(f"--preset {args.preset}: the run trained under {trained!r}, not {args.preset!r}")
-    name = args.name or args.preset
-    if not name:
-        raise CliError("agurk zoo export needs --name NAME (or --preset PRESET)")
-    if not name.replace("-", "").replace("_", "").isalnum():
-        raise CliError(f"--name {name!r}: use letters, digits, '-' and '_' only")
-    out = Path(args.out) if args.out else zoo.ZOO / f"{name}.pt"
-    if out.exists() and not args.force:
-        raise CliError(f"{str(out)!r} exists; add --force to replace it")
-    if args.blend and args.ensemble:
-        raise CliError("give --blend or --ensemble, not both")
-    blend = [_source("--blend", item) for item in args.blend]
-    ensemble = [_source("--ensemble", item) for item in args.ensemble]
-    combined = bool(blend or ensemble)
-    step = int(data.get("global_step", -1))
-    strength = None if combined else _run_strength(Path(args.run), step)
-    try:
-        size = zoo.export(args.run, out, strength=strength, blend=blend, ensemble=ensemble)
-    except CheckpointError as e:
-        raise CliError(str(e)) from None
-    if combined or not _carried_strength(out):
-        size = _measure(out, data, step)
-    print(f"wrote {out} ({size:,} bytes): zoo:{name}")
+    exported = export_run(args, note=print)
+    print(f"wrote {exported.path} ({exported.size:,} bytes): zoo:{exported.name}")
     return 0
-
-
-def _source(option: str, item: str) -> tuple[str, float]:
-    """``PATH:W`` of ``--blend`` or ``--ensemble``, checked: the path and its weight."""
-    path, _, weight = item.rpartition(":")
-    try:
-        w = float(weight)
-    except ValueError:
-        w = -1.0
-    if not path or not 0 < w < 1:
-        raise CliError(f"{option} {item!r}: give CHECKPOINT:W with 0 < W < 1 (e.g. runs/b.pt:0.25)")
-    return path, w
-
-
-def _carried_strength(path: Path) -> Strength | None:
-    """The strength an exported policy carries, if any."""
-    import torch
-
-    return torch.load(path, weights_only=False).get("strength")
-
-
-def _measure(out: Path, data: Checkpoint, step: int) -> int:
-    """Measure an exported policy that carries no strength (a blend, an ensemble, a checkpoint away from its run).
-
-    It is measured as its run measured its checkpoints at the end; the result is stored in the file; its size.
-    """
-    import torch
-
-    from training.config import ConfigError, config_from_dict
-    from training.evaluation import evaluate
-
-    try:
-        cfg = config_from_dict(data.get("config") or {})
-    except ConfigError as e:
-        raise CliError(f"cannot measure {str(out)!r}: its training config does not load ({e})") from None
-    print(f"measuring the policy: {cfg.eval.final_deals} deals against {cfg.eval.opponent} (seed {cfg.eval.seed})")
-    result = evaluate(cfg, out, step, cfg.eval.final_deals)
-    first = result["results"][0]
-    kept = torch.load(out, weights_only=False)
-    kept["strength"] = {
-        "win_rate": first["win_rate"],
-        "win_rate_ci": first["win_rate_ci"],
-        "players": first["players"],
-        "opponent": result["opponent"],
-        "deals": result["deals"],
-    }
-    atomic_write(out, lambda f: torch.save(kept, f))
-    return out.stat().st_size
