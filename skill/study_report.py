@@ -13,19 +13,25 @@
   "disagree"}``: per other setting the presets' RS, rank and tier, then the agreement of
   every ranking (the main win and penalty rankings, each robustness ranking);
 - ``convergence`` and ``exact_check``: what the included files say (see :mod:`skill.study`).
+
+:func:`skill_study` is ``agurk skill-study``'s work: the study run (or resumed) and written.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from agents.command import worker_count
 from agurk_env.atomic import atomic_file
 from skill import study_stats as st
-from skill.study import Measured, Study, VariantRow
+from skill.study import Measured, Study, VariantRow, run_study
+from skill.study_config import SkillStudyOptions, checked_config, claim_study, study_command
+from skill.study_play import Monitor
 
 FORMAT = "agurk-skill-study"
 
@@ -375,3 +381,18 @@ def write_study(study: Study, out: Path, command: str) -> dict[str, Any]:
     if data["convergence"]:
         plot_convergence(data["convergence"], out / "convergence.png")
     return data
+
+
+def skill_study(
+    options: SkillStudyOptions, monitor: Callable[[str], Monitor] | None = None
+) -> tuple[Study, dict[str, Any]]:
+    """``agurk skill-study``: run (or resume from the cache) the study of ``options`` and write its files into --out.
+
+    The study and the object of its ``study.json``; ``monitor(stage)`` gives each stage's progress callback.
+    """
+    config = checked_config(options)
+    out = Path(options.out)
+    claim_study(out, config, options.force)
+    cache = Path(options.cache) if options.cache else out / "cache"
+    study = run_study(config, cache, worker_count(options.workers), options.tasks_backend(), monitor)
+    return study, write_study(study, out, study_command(config, options.out))

@@ -129,3 +129,20 @@ def test_zoo_export_library_call_is_the_command(tmp_path: Path, capsys: pytest.C
     made = torch.load(called.path, weights_only=True)
     assert made.keys() == commanded.keys() and made["strength"] == commanded["strength"]
     assert all(torch.equal(made["model"][k], v) for k, v in commanded["model"].items())
+
+
+def test_skill_study_library_call_is_the_command(tmp_path: Path) -> None:
+    from skill.study_config import SkillStudyOptions, checked_config
+    from skill.study_report import skill_study
+
+    argv = ["skill-study", "--variants", "standard,every_trick", "--players", "3", "--field", "random"]
+    argv += ["--candidates", "guard", "--chunk", "4", "--floor", "4", "--ceiling", "4", "--robust-players", "4"]
+    argv += ["--robust-fields", "shed", "--robust-deals", "4", "--resamples", "20", "--cv-deals", "0", "--workers", "1"]
+    argv += ["-q", "--out", str(tmp_path / "study")]
+    assert main(argv) == 0
+    commanded = json.loads((tmp_path / "study" / "study.json").read_text())
+    options = parsed(SkillStudyOptions, argv)
+    study, called = skill_study(options)  # every piece from the command's cache
+    assert study.played == 0 and json.loads(json.dumps(called)) == commanded
+    again = parsed(SkillStudyOptions, shlex.split(called["command"])[1:])
+    assert checked_config(again) == checked_config(options) and again.out == options.out  # it reproduces the study
