@@ -682,3 +682,61 @@ def test_bench_train_uses_the_packaged_quickstart_settings() -> None:
         assert getattr(cfg, key) == getattr(quickstart, key), key
     assert (cfg.seed, cfg.time_limit, cfg.eval.every, cfg.sb3_n_steps) == (3, 0, 0, quickstart.num_steps)
     assert cfg.pool.self_play == 1.0 and cfg.pool.agents == {}
+
+
+def test_the_network_clock_leaves_training_unchanged_and_its_flops_match_the_plain_multiplies() -> None:
+    from agurk.bench.network import NetworkClock, profile
+
+    cfg = config_from_dict({**TINY, "hidden": [16, 16], "pool": {"self_play": 1.0, "snapshots": 0.0, "agents": {}}})
+    plain = PPOTrainer(cfg)  # each trainer seeds torch's global generator, which its updates draw from
+    plain.start_games()
+    for _ in range(2):
+        plain.iterate()
+    clocked = PPOTrainer(cfg)
+    clocked.start_games()
+    clock = NetworkClock(clocked)
+    for _ in range(2):
+        clock.update()
+    assert clocked.global_step == plain.global_step > 0
+    for key, value in plain.net.state_dict().items():
+        assert torch.equal(value, clocked.net.state_dict()[key]), key
+    assert str(plain.opt.state_dict()) == str(clocked.opt.state_dict())
+    assert not clocked.net._forward_hooks and not clocked.opt._optimizer_step_pre_hooks  # removed after each update
+    assert sum(n for (_, trained), n in clock.batches.items() if not trained) == 2 * cfg.num_steps  # one per step
+    assert any(trained for _, trained in clock.batches)
+
+    p = profile(clock)
+    assert p["updates"] == 2 and p["threads"] == torch.get_num_threads()
+    assert p["collect_s"] + p["train_s"] == pytest.approx(p["seconds"])
+    assert 0 < p["forward_collect_s"] < p["collect_s"]
+    assert 0 < p["forward_train_s"] + p["backward_s"] + p["optimizer_s"] < p["train_s"]
+    assert 0 < p["share"] <= 1
+    for batch in p["batches"]:  # the plain multiplies are the network's: FlopCounterMode counts the same
+        assert batch["flops"] == batch["matmul_flops"] > 0
+    forward = 2 * (observation.SIZE * 16 + 16 * 16 + 16 * cfg.actions() + 16)  # per row
+    rollout = next(b for b in p["batches"] if not b["backward"])
+    assert rollout["flops"] == forward * rollout["rows"]
+    trained = next(b for b in p["batches"] if b["backward"])  # backward: weight gradients, input gradients past layer 1
+    assert trained["flops"] == (3 * forward - 2 * observation.SIZE * 16) * trained["rows"]
+    assert p["flop_per_s"] == pytest.approx(p["flops"] / p["network_s"])
+    assert p["matmul_flop_per_s"] == pytest.approx(p["flops"] / p["matmul_seconds"])
+
+
+def test_bench_train_reports_the_network_share_and_its_flop_rate() -> None:
+    from agurk.bench.benches import TrainBench
+
+    options = TrainBench(seconds=0.1)
+    result = options.measure()
+    p = result["network_profile"]
+    assert p["updates"] >= 2 and result["ppo"]["updates"] >= 2
+    assert result["network_share"] == p["share"] and 0 < p["share"] <= 1
+    assert 0 < p["network_s"] < p["seconds"] and p["collect_s"] > p["forward_collect_s"] > 0
+    assert 0 < result["network_flop_per_s"] < result["matmul_flop_per_s"]  # the network pays more than its multiplies
+    assert result["matmul_fraction"] == pytest.approx(result["network_flop_per_s"] / result["matmul_flop_per_s"])
+    assert {b["rows"] for b in p["batches"] if not b["backward"]} == {1024}  # every game's mover is the learner
+    assert max(b["rows"] for b in p["batches"] if b["backward"]) == 4096  # the quickstart's minibatch
+    assert all(b["flops"] == b["matmul_flops"] for b in p["batches"])
+    assert p["threads"] == result["threads"] == 1
+    lines = options.lines(result)
+    assert lines[0].startswith("network    MLP") and lines[-4].startswith("network share")
+    assert "of the machine's matrix-multiply rate for these shapes" in lines[-2]

@@ -161,14 +161,14 @@ class TrainBench(TimedBench):
     """torch threads"""
 
     def measure(self) -> TrainResult:
-        """Learner decisions per second: the PPO trainer beside the SB3 route, same network, same run."""
+        """Decisions per second of the PPO trainer beside the SB3 route (same network and run); the network's share."""
         from agurk.bench.engine import pinned
         from agurk.bench.train import bench_train
 
         return pinned(bench_train, seconds=self.seconds, threads=self.threads, seed=self.seed)
 
     def lines(self, result: TrainResult) -> list[str]:
-        """Each trainer's rate and the ratios."""
+        """Each trainer's rate, the ratios and the network's figures (:func:`network_lines`)."""
         out = [f"network    {result['network']}, {result['threads']} torch thread(s), standard rules, 4 players"]
         for rate, label in (
             (result["decisions_per_s"], "PPO (self-play)"),
@@ -179,7 +179,27 @@ class TrainBench(TimedBench):
         out.append(f"{'ratio':<22} {result['ratio']:>12.1f}x  PPO self-play / SB3")
         same = result["ratio_same_opponents"]
         out.append(f"{'ratio, same opponents':<22} {same:>12.1f}x  PPO / SB3, both vs {result['opponents']}")
-        return out
+        return out + network_lines(result)
+
+
+def network_lines(result: TrainResult) -> list[str]:
+    """``agurk bench train``'s network figures: its share of the clocked self-play updates and its FLOP rate."""
+    p = result["network_profile"]
+    wall = p["seconds"]
+    forward = p["forward_collect_s"] + p["forward_train_s"]
+    collect = p["collect_s"] - p["forward_collect_s"]
+    train = p["train_s"] - p["network_s"] + p["forward_collect_s"]
+    return [
+        f"{'network share':<22} {p['share']:>12.1%}  of the clocked self-play updates: forward {forward / wall:.1%}, "
+        f"backward {p['backward_s'] / wall:.1%}, optimizer {p['optimizer_s'] / wall:.1%}",
+        f"{'rest':<22} {1 - p['share']:>12.1%}  collecting {collect / wall:.1%} (engine, observations, sampling, "
+        f"advantages), training {train / wall:.1%} (minibatches, loss, gradient clipping)",
+        f"{'network FLOP rate':<22} {p['flop_per_s'] / 1e9:>6.1f} GFLOP/s  {p['matmul_fraction']:.0%} of the "
+        f"machine's matrix-multiply rate for these shapes (torch.addmm/mm: {p['matmul_flop_per_s'] / 1e9:.1f} "
+        f"GFLOP/s, {p['threads']} thread(s))",
+        f"{'clocked updates':<22} {p['updates']:>12}  at {p['decisions_per_s'] / result['decisions_per_s']:.0%} "
+        "of the plain self-play updates' rate (the clock's cost; plain and clocked updates alternate)",
+    ]
 
 
 @dataclass(frozen=True, kw_only=True)

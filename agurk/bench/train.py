@@ -9,15 +9,26 @@ hidden ``[128, 128]``), same PPO settings, same process, standard rules, 4 playe
 - ``ppo_same_opponents_decisions_per_s``: the PPO trainer, one learner seat against
   random opponents (what the SB3 route does);
 - ``sb3_decisions_per_s``: MaskablePPO on ``sb3_vec_env`` against random opponents.
+
+The self-play measurement alternates plain updates (its rate) with updates timed by the network
+clock (:mod:`agurk.bench.network`), so the clock's cost shows in the same run as the ratio of the
+two rates. From the clocked updates: ``network_share``, the network's forward, backward and
+optimizer seconds over their wall time; ``network_flop_per_s``, its FLOPs over those seconds;
+``matmul_flop_per_s``, plain ``torch.addmm``/``torch.mm`` of the same passes, each clocked
+update's run right after it; ``matmul_fraction``, the first rate over the second.
 """
 
 from __future__ import annotations
 
 import platform
 import time
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from training.config import Config, config_from_dict, config_to_dict, load_config, packaged_config
+
+if TYPE_CHECKING:
+    from agurk.bench.network import NetworkProfile
+    from training.ppo import PPOTrainer
 
 OPPONENTS = "random"
 
@@ -43,6 +54,14 @@ class TrainResult(TypedDict):
     """The PPO trainer, one learner seat against :data:`OPPONENTS`."""
     ratio: float
     ratio_same_opponents: float
+    network_share: float
+    """The network's forward, backward and optimizer seconds over the clocked self-play updates' wall time."""
+    network_flop_per_s: float
+    matmul_flop_per_s: float
+    """Plain ``torch.addmm``/``torch.mm`` on the network's shapes, same process and threads."""
+    matmul_fraction: float
+    """``network_flop_per_s / matmul_flop_per_s``."""
+    network_profile: NetworkProfile
     opponents: str
     network: str
     threads: int
@@ -74,13 +93,19 @@ def bench_config(threads: int, seed: int, **changes: object) -> Config:
     return config_from_dict(data)
 
 
-def _ppo_rate(cfg: Config, seconds: float) -> TrainRate:
-    """Decisions per second of the PPO trainer over whole updates after a warm-up update."""
+def _warm_trainer(cfg: Config) -> PPOTrainer:
+    """A PPO trainer on fresh games after its warm-up update."""
     from training.ppo import PPOTrainer
 
     learner = PPOTrainer(cfg)
     learner.start_games()
     learner.iterate()
+    return learner
+
+
+def _ppo_rate(cfg: Config, seconds: float) -> TrainRate:
+    """Decisions per second of the PPO trainer over whole updates after a warm-up update."""
+    learner = _warm_trainer(cfg)
     start_step, start = learner.global_step, time.perf_counter()
     updates = 0
     while updates < 2 or time.perf_counter() - start < seconds:
@@ -89,6 +114,31 @@ def _ppo_rate(cfg: Config, seconds: float) -> TrainRate:
     elapsed = time.perf_counter() - start
     decisions = learner.global_step - start_step
     return {"decisions_per_s": decisions / elapsed, "decisions": decisions, "seconds": elapsed, "updates": updates}
+
+
+def _clocked_ppo_rate(cfg: Config, seconds: float) -> tuple[TrainRate, NetworkProfile]:
+    """The PPO trainer's rate over plain updates alternated with clocked ones (their profile) for about ``seconds``."""
+    from agurk.bench.network import NetworkClock, profile
+
+    learner = _warm_trainer(cfg)
+    clock = NetworkClock(learner)
+    decisions = updates = 0
+    elapsed = 0.0
+    start = time.perf_counter()
+    while updates < 2 or time.perf_counter() - start < seconds:
+        step, began = learner.global_step, time.perf_counter()
+        learner.iterate()
+        elapsed += time.perf_counter() - began
+        decisions += learner.global_step - step
+        updates += 1
+        clock.update()
+    rate: TrainRate = {
+        "decisions_per_s": decisions / elapsed,
+        "decisions": decisions,
+        "seconds": elapsed,
+        "updates": updates,
+    }
+    return rate, profile(clock)
 
 
 def _sb3_rate(cfg: Config, seconds: float) -> TrainRate:
@@ -120,7 +170,7 @@ def bench_train(seconds: float = 20.0, threads: int = 1, seed: int = 0) -> Train
     from agurk_env import observation
 
     cfg = bench_config(threads, seed, pool={"self_play": 1.0, "snapshots": 0, "agents": {}})
-    self_play = _ppo_rate(cfg, seconds)
+    self_play, network = _clocked_ppo_rate(cfg, seconds)
     solo = {"self_play": 0.0, "snapshots": 0.0, "agents": {OPPONENTS: 1.0}}
     same = _ppo_rate(bench_config(threads, seed, pool=solo), seconds)
     sb3 = _sb3_rate(bench_config(threads, seed, algo="sb3", pool=solo), seconds)
@@ -131,6 +181,11 @@ def bench_train(seconds: float = 20.0, threads: int = 1, seed: int = 0) -> Train
         "ppo_same_opponents_decisions_per_s": same["decisions_per_s"],
         "ratio": self_play["decisions_per_s"] / sb3["decisions_per_s"],
         "ratio_same_opponents": same["decisions_per_s"] / sb3["decisions_per_s"],
+        "network_share": network["share"],
+        "network_flop_per_s": network["flop_per_s"],
+        "matmul_flop_per_s": network["matmul_flop_per_s"],
+        "matmul_fraction": network["matmul_fraction"],
+        "network_profile": network,
         "opponents": OPPONENTS,
         "network": f"MLP {'-'.join(map(str, [observation.SIZE, *cfg.hidden]))}, linear policy and value heads",
         "threads": threads,
