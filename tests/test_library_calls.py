@@ -146,3 +146,18 @@ def test_skill_study_library_call_is_the_command(tmp_path: Path) -> None:
     assert study.played == 0 and json.loads(json.dumps(called)) == commanded
     again = parsed(SkillStudyOptions, shlex.split(called["command"])[1:])
     assert checked_config(again) == checked_config(options) and again.out == options.out  # it reproduces the study
+
+
+def test_train_library_call_is_the_command(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from training.train import TrainOptions, train
+
+    keys = ["total_steps=64", "num_envs=16", "num_steps=4", "minibatch_size=64", "hidden=[16]", "eval.final_deals=2"]
+    argv = ["train", *(w for k in keys for w in ("--set", k)), "-q"]
+    summary = train(parsed(TrainOptions, [*argv, "--out", str(tmp_path / "call")]))
+    assert main([*argv, "--out", str(tmp_path / "command")]) == 0
+    assert summary["out"] == str(tmp_path / "call") and summary["global_step"] >= 64
+    called, commanded = (json.loads((tmp_path / run / "eval.json").read_text()) for run in ("call", "command"))
+    assert called.pop("checkpoint") == str(tmp_path / "call" / "checkpoints" / "latest.pt")
+    assert commanded.pop("checkpoint") == str(tmp_path / "command" / "checkpoints" / "latest.pt")
+    assert without_times(called) == without_times(commanded)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +14,6 @@ from agurk.cli.common import (
     TRAIN_NEEDS,
     CliError,
     Formatter,
-    Quiet,
     Subcommands,
     add_options,
     from_args,
@@ -23,28 +21,11 @@ from agurk.cli.common import (
     stderr_console,
 )
 from agurk.cli.stop_signals import Signals, signal_number
-from agurk_env.options import option
+from training.train import TrainOptions, plan_training
 
 if TYPE_CHECKING:
     from training.config import Config
     from training.run import RunSummary
-
-
-@dataclass(frozen=True, kw_only=True)
-class TrainOptions(Quiet):
-    """``agurk train``'s options."""
-
-    config: str | None = option(None, metavar="CONFIG.yaml", positional=True)
-    """the training config (default: the quick start, configs/quickstart.yaml, shipped with the package)"""
-    out: str | None = option(None, metavar="DIR")
-    """run folder, new or empty (default: a new runs/<config>-<date>-<time>; with --resume: that run)"""
-    resume: str | None = option(None, metavar="DIR")
-    """continue the run in DIR from checkpoints/latest.pt (config: CONFIG.yaml if given, else DIR/config.yaml)"""
-    force: bool = False
-    """--out: move a used folder aside to DIR.old-<date>-<time> and start afresh; --resume: continue even if
-    CONFIG.yaml differs from the run's config (rules, players and episode included)"""
-    set: list[str] = option([], metavar="KEY=VALUE")
-    """override a config key (dotted for sections: --set pool.self_play=0.5); repeatable"""
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -108,39 +89,22 @@ def _train(args: TrainOptions, signals: Signals) -> int:
     from agurk.cli.run_folders import folder_error, moved_text, resume_error
     from agurk.cli.train_progress import eval_text, train_with_progress
     from training.config import ConfigError, read_mapping
-    from training.resume import ResumeError, resolve_config, resume_checkpoint
-    from training.run import check_device, check_init
-    from training.run_folder import RunFolderError, claim_out, default_out
+    from training.resume import ResumeError
+    from training.run_folder import RunFolderError
 
-    if args.config is None and args.resume is None:  # the quick start, the config shipped with the package
-        from training.config import packaged_config
-
-        args = replace(args, config=str(packaged_config("quickstart.yaml")))
-    out = Path(args.out) if args.out else Path(args.resume) if args.resume else None
+    args = args.with_config()
     try:
-        cfg = resolve_config(args.config, args.resume, args.set)
+        cfg = args.resolved()
         if cfg.algo == "sb3":
             require_rl("agurk train with algo: sb3", SB3_NEEDS)
-        check_device(cfg)
-        if args.resume is None:
-            check_init(cfg)
-        resume = resume_checkpoint(args.resume, cfg, args.force) if args.resume else None
-        if resume is not None and resume.step >= cfg.total_steps:
-            raise CliError(
-                f"--resume {args.resume}: the run is finished: it reached its total_steps ({cfg.total_steps:,}) at "
-                f"step {resume.step:,}; to train it on, raise total_steps (e.g. --set "
-                f"total_steps={2 * cfg.total_steps})"
-            )
-        if resume is not None and args.config is not None and not args.force:
-            _refuse_config_changes(args, resume.changed)
-        moved = claim_out(out, args.force, args.resume) if out is not None else None
-        out = out if out is not None else default_out(args.config)
+        plan = plan_training(args, cfg)
     except ResumeError as e:
         raise resume_error(e) from None
     except RunFolderError as e:
         raise folder_error(e, "--resume" if args.resume and e.folder == Path(args.resume) else "--out") from None
     except (ConfigError, CheckpointError) as e:
         raise CliError(str(e)) from None
+    out, moved, resume = plan.out, plan.moved, plan.resume
     if args.config is not None and not read_mapping(args.config):
         _note(f"{args.config} sets no key: training on the defaults of every key")
     if moved:
@@ -174,18 +138,6 @@ def _train(args: TrainOptions, signals: Signals) -> int:
     for text in _next_steps(cfg, summary):
         print(text)
     return 0
-
-
-def _refuse_config_changes(args: TrainOptions, changed: list[str]) -> None:
-    """Refuse a CONFIG.yaml that would change the resumed run's keys other than those given with ``--set``."""
-    asked = {item.partition("=")[0].strip() for item in args.set}
-    unasked = [change for change in changed if change.split(" ")[0] not in asked]
-    if unasked:
-        raise CliError(
-            f"{args.config} differs from the config of the run in {args.resume} ({', '.join(unasked)}): resume without "
-            f"it (agurk train --resume {args.resume}) and give the keys meant to change with --set (e.g. --set "
-            "total_steps=N, --set time_limit=M), or --force to apply it"
-        )
 
 
 def _next_steps(cfg: Config, summary: RunSummary) -> list[str]:
