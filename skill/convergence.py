@@ -474,7 +474,7 @@ def _rs_table(title: str, measure: str, variants: Sequence[Row], heads: list[str
 
 def markdown(data: Convergence) -> str:
     """``convergence.md``: the budgets, RS per variant and budget, the ranking's stability, the verdict, the plot."""
-    from skill.tables import reproduce  # skill.tables imports skill.cells, which imports this module
+    from skill.report_text import reproduce  # skill.report_text imports skill.cells, which imports this module
 
     budgets = data["checkpoints"]
     heads = [_millions(b["decisions"]) for b in budgets]

@@ -30,7 +30,7 @@ from agurk_env.atomic import atomic_write_text
 from agurk_env.rules import RulesError
 from skill.budget import BUDGETS, Budget
 from skill.cells import LadderFields, Monitor, grid, run_cells, write_convergence
-from skill.tables import STAT_KEYS, meaning, policy_sentence, python_call, reproduce, stat_text, write_csv
+from skill.report_text import STAT_KEYS, meaning, policy_sentence, python_call, reproduce, stat_text, write_csv
 from skill.variant import EFFECT_KEYS, VariantRow
 
 

@@ -21,7 +21,7 @@ from skill import budget as B
 from skill.atlas import write_heatmap
 from skill.cells import grid
 from skill.report import skill_report
-from skill.tables import STAT_KEYS, stat_text
+from skill.report_text import STAT_KEYS, stat_text
 
 SMOKE = B.Budget("smoke", ("standard",), deals=3, train_steps=2_000, worlds=(1, 2), resamples=60)
 """The tiniest budget, in the place of ``smoke``; the atlas runs it with ``--policy zoo --deals 2``."""

@@ -65,7 +65,7 @@ def test_the_progress_bar_shows_the_win_rate_whole_at_80_columns(players: list[i
 
 def _variant(preset: str, rank: int) -> dict:
     """A ranked variant as agurk skill-report prints it (every statistic with an interval)."""
-    from skill.tables import STAT_KEYS, ci_key
+    from skill.report_text import STAT_KEYS, ci_key
 
     row = {"rank": rank, "preset": preset}
     for i, key in enumerate(STAT_KEYS):

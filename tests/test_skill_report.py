@@ -181,7 +181,7 @@ def test_progress_display_shows_every_variant_and_the_whole_run() -> None:
 
 
 def test_meaning_flags_variants_where_a_real_agent_beats_the_fictive_player() -> None:
-    from skill.tables import meaning
+    from skill.report_text import meaning
 
     def variant(preset: str, rs: float) -> dict:
         return {"preset": preset, "rs_win": rs, "rs_win_ci": [rs - 0.1, rs + 0.1], "best_win": "pimc", "n_star": 9.0}

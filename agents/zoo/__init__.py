@@ -2,7 +2,7 @@
 
 - :mod:`agents.zoo.shipped`: what ships (the universal network, :data:`UNIVERSAL`, and the
   per-table policies still measured stronger at their tables, :data:`KEPT_BECAUSE`) and what each is;
-- :mod:`agents.zoo.tables`: the preset a rule set is and a table's short name;
+- :mod:`agents.zoo.table_names`: the preset a rule set is and a table's short name;
 - :mod:`agents.zoo.export`: a training checkpoint written into the zoo (weights only, blends, ensembles);
 - :mod:`agents.zoo.agent`: the agent ``zoo`` (the universal network at any rules) and ``zoo:NAME``.
 
@@ -24,7 +24,7 @@ from agents.zoo.shipped import (
     path_of,
     specialist_for,
 )
-from agents.zoo.tables import TABLE_OPTIONS, preset_of, table_text
+from agents.zoo.table_names import TABLE_OPTIONS, preset_of, table_text
 
 __all__ = [
     "KEPT_BECAUSE",

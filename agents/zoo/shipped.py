@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.policy import CheckpointError, load_checkpoint
-from agents.zoo.tables import table_text
+from agents.zoo.table_names import table_text
 from agurk_env.rules import Rules
 
 ZOO = Path(__file__).resolve().parent

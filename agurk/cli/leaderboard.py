@@ -309,7 +309,7 @@ def _print_table(data: dict[str, Any]) -> None:
     """The ranked agents (and people) on stdout: rating with its 95% interval, Nash rating and weight."""
     from rich.table import Table
 
-    from agurk.cli.tables import print_table
+    from agurk.cli.rich_tables import print_table
 
     title = f"leaderboard: {data['players']} players, {data['deals']} deals, seed {data['seed']}"
     table = Table(title=title, title_justify="left")

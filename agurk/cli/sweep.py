@@ -124,7 +124,7 @@ def run(namespace: argparse.Namespace) -> int:
     """Run (or resume) a sweep and write its results table."""
     args = from_args(SweepOptions, namespace)
     try:
-        from agurk.cli.tables import print_table, sweep_table
+        from agurk.cli.rich_tables import print_table, sweep_table
         from skill.sweep import load_sweep, run_sweep
         from training.config import ConfigError
         from training.run_folder import RunFolderError
