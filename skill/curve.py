@@ -6,7 +6,8 @@ seconds at which it was saved. :func:`learning_curve` plays each of them as the 
 entry of a duplicate-deal tournament ``[ppo:CHECKPOINT, OPP, OPP, ...]`` for every
 opponent spec, on the same deals for every checkpoint, so the points of one curve differ
 by the policy only. ``agurk curve RUN`` writes the result as ``curve.json``, ``curve.csv``
-and ``curve.png``.
+and ``curve.png``: :func:`curve` on its options (:class:`CurveOptions`), in the stages the
+command shows (:func:`plan_curve`, :func:`play_curve`, :func:`write_planned`).
 """
 
 from __future__ import annotations
@@ -14,15 +15,18 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
+from agents.command import Backends, Quiet, Seeded, worker_count
 from agents.tasks import LOCAL, Backend
 from agents.tournament import tournament
 from agurk_env.atomic import atomic_text, atomic_write_text
+from agurk_env.options import REQUIRED, OptionError, option, split_list
 from agurk_env.rules import Rules
 from training.config import load_config
-from training.run_folder import CHECKPOINTS, KeptCheckpoint, read_kept
+from training.run_folder import CHECKPOINTS, KeptCheckpoint, claim_out, read_kept
 
 
 class CurvePoint(TypedDict):
@@ -133,3 +137,100 @@ def write_curve(curve: Curve, out: Path) -> None:
                 + [f"{p['mean_penalty']:.6f}"]
             )
     plot_curve(curve, out / "curve.png")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CurveOptions(Seeded, Backends, Quiet):
+    """``agurk curve``'s options (:func:`curve`)."""
+
+    run: str = option(REQUIRED, metavar="RUN", positional=True)
+    """a run folder trained with keep_checkpoints: true"""
+    against: str = option("guard", metavar="SPEC[,SPEC...]")
+    """opponent specs, one curve each, every other seat a copy"""
+    beside: list[str] = option([], metavar="RUN")
+    """another run of the same rules and table, played on the same deals and drawn beside (repeatable)"""
+    deals: int = option(200, low=1, metavar="D")
+    """duplicate deals per point"""
+    seed: int = option(1, low=0, metavar="S")
+    """seed of the deals and agents"""
+    players: int | None = option(None, metavar="N")
+    """table size (default: the run's first player count)"""
+    workers: int | None = option(None, low=1, metavar="W")
+    """worker processes per tournament (default: the CPU count, at most 4)"""
+    out: str | None = option(None, metavar="DIR")
+    """output folder, new or empty (default: RUN/curve)"""
+    force: bool = False
+    """move a --out folder that is not empty aside to DIR.old-<date>-<time>"""
+
+
+@dataclass(frozen=True)
+class CurvePlan:
+    """A curve checked before it plays: its options, rules, opponents, output folder and number of points."""
+
+    options: CurveOptions
+    rules: Rules
+    opponents: list[str]
+    out: Path
+    points: int
+
+
+def plan_curve(options: CurveOptions) -> CurvePlan:
+    """Check the runs, their rules and kept checkpoints, the opponents, and (without ``force``) the output folder.
+
+    :class:`OptionError` names the option; a used ``--out`` is ``RunFolderError``, refused before any play.
+    """
+    from agents.registry import AgentSpecError, make_agents
+    from training.config import ConfigError
+
+    options.tasks_backend()
+    for run_folder in (options.run, *options.beside):
+        if not (Path(run_folder) / "config.yaml").is_file():
+            raise OptionError(f"{run_folder!r} is not a run folder (no config.yaml)")
+    out = Path(options.out) if options.out is not None else Path(options.run) / "curve"
+    opponents = [s for s in split_list(options.against) if s]
+    if not opponents:
+        raise OptionError("--against needs at least one agent spec")
+    try:
+        rules = curve_rules(options.run, options.players)
+        rows = kept_checkpoints(options.run)
+        for other in options.beside:
+            if curve_rules(other, rules.players) != rules:
+                raise OptionError(f"--beside {other!r} trained under other rules than {options.run!r}")
+            rows += kept_checkpoints(other)
+        for spec in opponents:
+            make_agents(spec, rules.players, options.seed)
+    except (CurveError, ConfigError, AgentSpecError, ValueError) as e:
+        raise OptionError(str(e)) from None
+    if not options.force:  # after the arguments: a typo in --against is named first
+        claim_out(out)  # a used --out is refused before the work, and moved aside (--force) only after it
+    return CurvePlan(options, rules, opponents, out, len(rows) * len(opponents))
+
+
+def play_curve(plan: CurvePlan, on_point: Callable[[CurvePoint], object] | None = None) -> Curve:
+    """The run's curve, and each ``--beside`` run's under ``beside``; ``on_point(point)`` as each is done."""
+    o = plan.options
+    workers = worker_count(o.workers, 4)
+    backend = o.tasks_backend()
+    runs = [o.run, *o.beside]
+    curve, *beside = [
+        learning_curve(run, plan.opponents, o.deals, o.seed, plan.rules.players, workers, backend, on_point)
+        for run in runs
+    ]
+    if beside:
+        curve["beside"] = beside
+    return curve
+
+
+def write_planned(plan: CurvePlan, curve: Curve) -> Path | None:
+    """Claim the output folder (moving a used one aside with ``force``) and write the curve's files; where it went."""
+    moved = claim_out(plan.out, plan.options.force)
+    write_curve(curve, plan.out)
+    return moved
+
+
+def curve(options: CurveOptions, on_point: Callable[[CurvePoint], object] | None = None) -> Curve:
+    """``agurk curve``: the learning curve of the run of ``options`` against each opponent, written into ``--out``."""
+    plan = plan_curve(options)
+    played = play_curve(plan, on_point)
+    write_planned(plan, played)
+    return played

@@ -161,3 +161,18 @@ def test_train_library_call_is_the_command(tmp_path: Path) -> None:
     assert called.pop("checkpoint") == str(tmp_path / "call" / "checkpoints" / "latest.pt")
     assert commanded.pop("checkpoint") == str(tmp_path / "command" / "checkpoints" / "latest.pt")
     assert without_times(called) == without_times(commanded)
+
+
+def test_curve_library_call_is_the_command(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from skill.curve import CurveOptions, curve
+    from training.train import TrainOptions, train
+
+    keys = ["total_steps=1024", "num_envs=16", "num_steps=8", "hidden=[16]", "keep_checkpoints=true"]
+    keys += ["eval.every=512", "eval.deals=2", "eval.final_deals=2", "eval.resamples=10"]
+    train(TrainOptions(out=str(tmp_path / "run"), set=keys, quiet=True))
+    argv = ["curve", str(tmp_path / "run"), "--against", "random", "--deals", "4", "--workers", "1", "-q"]
+    called = curve(parsed(CurveOptions, [*argv, "--out", str(tmp_path / "call")]))
+    assert main([*argv, "--out", str(tmp_path / "command")]) == 0
+    assert json.loads(json.dumps(called)) == json.loads((tmp_path / "command" / "curve.json").read_text())
+    assert (tmp_path / "call" / "curve.png").is_file() and len(called["points"]) >= 2
