@@ -35,10 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
+from agents.command import Backends, Quiet, worker_count
 from agents.registry import STRONGEST_HEURISTIC, AgentSpecError, make_agent
 from agents.tasks import LOCAL, Backend, TaskError, TaskProgress, run_tasks
 from agents.tournament import Unit, tournament
 from agurk_env.atomic import atomic_write, atomic_write_text
+from agurk_env.options import REQUIRED, option
 from agurk_env.rules import OPTION_NAMES, PRESETS, Rules, RulesError
 from skill.budget import TRAIN_COST, match_cost, quickstart_settings
 from training.config import Config, ConfigError, build_dataclass, config_from_dict, read_mapping
@@ -481,6 +483,27 @@ def run_sweep(
     rows = [row for p in points for row in stored[p.key]["rows"]]
     write_results(out, config, rows)
     return SweepResult(rows, ran, [p.key for p in points if p.key not in ran], moved)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepOptions(Backends, Quiet):
+    """``agurk sweep``'s options (:func:`sweep`)."""
+
+    config: str = option(REQUIRED, metavar="CONFIG.yaml", positional=True)
+    """the sweep config (see configs/sweep_tiny.yaml)"""
+    out: str = option(REQUIRED, metavar="DIR")
+    """results folder: new or empty, or this sweep's own folder to resume it"""
+    workers: int | None = option(None, low=1, metavar="W")
+    """tasks run side by side: local worker processes, or the CPUs of a local Ray instance (default: the CPU count)"""
+    force: bool = False
+    """move an --out folder that is not this sweep's aside and start afresh"""
+
+
+def sweep(options: SweepOptions, monitor: Monitor | None = None) -> SweepResult:
+    """``agurk sweep``: run (or resume) the sweep config of ``options`` into ``--out`` and write its results table."""
+    backend = options.tasks_backend()
+    cfg = load_sweep(options.config)
+    return run_sweep(cfg, Path(options.out), worker_count(options.workers), backend, options.force, monitor)
 
 
 def write_results(out: Path, config: dict[str, Any], rows: list[SweepRow]) -> None:

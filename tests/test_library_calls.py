@@ -176,3 +176,18 @@ def test_curve_library_call_is_the_command(tmp_path: Path) -> None:
     assert main([*argv, "--out", str(tmp_path / "command")]) == 0
     assert json.loads(json.dumps(called)) == json.loads((tmp_path / "command" / "curve.json").read_text())
     assert (tmp_path / "call" / "curve.png").is_file() and len(called["points"]) >= 2
+
+
+def test_sweep_library_call_is_the_command(tmp_path: Path) -> None:
+    import yaml
+
+    from skill.sweep import SweepOptions, sweep
+
+    tiny = {"presets": ["standard"], "players": [3], "seeds": [0], "overrides": [{"limit": 10}], "agents": ["random"]}
+    config = tmp_path / "sweep.yaml"
+    config.write_text(yaml.safe_dump({**tiny, "deals": 6, "resamples": 20}))
+    argv = ["sweep", str(config), "--workers", "1", "-q"]
+    called = sweep(parsed(SweepOptions, [*argv, "--out", str(tmp_path / "call")]))
+    assert main([*argv, "--out", str(tmp_path / "command")]) == 0
+    commanded = json.loads((tmp_path / "command" / "results.json").read_text())
+    assert json.loads(json.dumps(called.rows)) == commanded["rows"] and called.ran and not called.resumed

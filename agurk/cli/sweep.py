@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agurk.cli.common import (
     PROG,
-    Backends,
-    CliError,
     Formatter,
-    Quiet,
     Subcommands,
     add_options,
-    backend_of,
     from_args,
     rl_extra_error,
     start_bar,
@@ -28,25 +22,11 @@ from agurk.cli.common import (
 )
 from agurk.cli.run_folders import folder_error, moved_text
 from agurk.cli.stop_signals import stopped
-from agurk_env.options import REQUIRED, option
+from skill.sweep import SweepOptions, load_sweep, sweep
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
-
-
-@dataclass(frozen=True, kw_only=True)
-class SweepOptions(Backends, Quiet):
-    """``agurk sweep``'s options."""
-
-    config: str = option(REQUIRED, metavar="CONFIG.yaml", positional=True)
-    """the sweep config (see configs/sweep_tiny.yaml)"""
-    out: str = option(REQUIRED, metavar="DIR")
-    """results folder: new or empty, or this sweep's own folder to resume it"""
-    workers: int | None = option(None, low=1, metavar="W")
-    """tasks run side by side: local worker processes, or the CPUs of a local Ray instance (default: the CPU count)"""
-    force: bool = False
-    """move an --out folder that is not this sweep's aside and start afresh"""
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -124,28 +104,20 @@ def run(namespace: argparse.Namespace) -> int:
     """Run (or resume) a sweep and write its results table."""
     args = from_args(SweepOptions, namespace)
     try:
-        from agurk.cli.rich_tables import print_table, sweep_table
-        from skill.sweep import load_sweep, run_sweep
-        from training.config import ConfigError
+        from agurk.cli.tables import print_table, sweep_table
         from training.run_folder import RunFolderError
     except ImportError as e:  # torch and matplotlib are optional dependencies
         raise rl_extra_error("agurk sweep", (e.name or "torch").split(".")[0]) from None
-    workers = args.workers or os.cpu_count() or 1
-    backend = backend_of(args)
-    try:
-        cfg = load_sweep(args.config)
-    except ConfigError as e:
-        raise CliError(str(e)) from None
+    args.tasks_backend()
+    cfg = load_sweep(args.config)
     console = stderr_console()
     mode = "off" if args.quiet else "bar" if console.is_terminal else "lines"
     start = time.perf_counter()
     try:
         with task_errors(), SweepProgress(console, mode) as progress:
-            result = run_sweep(cfg, Path(args.out), workers, backend, args.force, progress)
+            result = sweep(args, progress)
     except RunFolderError as e:
         raise folder_error(e) from None
-    except ConfigError as e:
-        raise CliError(str(e)) from None
     except KeyboardInterrupt as e:
         return stopped(e, "; run the same command again to resume")
     if result.moved:
