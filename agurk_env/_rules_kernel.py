@@ -9,7 +9,7 @@ point loops over games of an engine state's arrays
 single game (the AEC env, OpenSpiel, ``agurk play``) the same loop over a batch of one.
 
 The rules come in one int64 array ``t``, the engine's :class:`~agurk_env.engine.Tables` laid out as
-below (:func:`agurk_env.rules_kernel.rule_array`). A table with a "last trick" twin keeps the twin
+below (:func:`agurk_env.engine.rule_array`). A table with a "last trick" twin keeps the twin
 ``W`` (or ``S``) entries further on, so ``t[X + last * W + i]`` reads the right one.
 """
 

@@ -7,7 +7,7 @@ Python ints. So the code keeps to what both accept: scalar ints, 1-D indexing, t
 allocation, no Python objects.
 
 Everything the search reads and writes is one flat ``work`` array (one argument to pass down the
-recursion): the rules kernel's rule array (:func:`agurk_env.rules_kernel.rule_array`, in its layout),
+recursion): the rules kernel's rule array (:func:`agurk_env.engine.rule_array`, in its layout),
 one game's hands and search stack, then the transposition table. The legal set is the rules
 kernel's :func:`~agurk_env._rules_kernel.follow`; a card's play and the last trick's scoring are
 ``play_games`` and ``finish_rounds`` for one game. Seats are compact: ``0..n-1`` are the seats still

@@ -38,7 +38,7 @@ from typing import NamedTuple
 import numpy as np
 
 from agurk_env import _rules_kernel as kernel
-from agurk_env import rules_kernel  # compiles the kernel, or loads it from numba's disk cache, on import
+from agurk_env import rules_kernel  # noqa: F401 - compiles the kernel, or loads it from numba's disk cache, on import
 from agurk_env.rules import CARDS, Rules, per_rules
 
 ACE = 12
@@ -473,10 +473,57 @@ def legal_reason(rules: Rules, state: State) -> np.ndarray:
     return _legal(rules, state)[1]
 
 
+_BEAT_CHOICES = ("forced", "nearest", "optional")
+_ACE_LOCKS = ("none", "led", "any")
+
+
 @per_rules
 def rule_array(rules: Rules) -> np.ndarray:
-    """The rules as the compiled kernel reads them (:func:`agurk_env.rules_kernel.rule_array` of :func:`tables`)."""
-    return rules_kernel.rule_array(tables(rules))
+    """The rules as the compiled kernel reads them: :func:`tables` in the kernel's layout.
+
+    Read-only int64, laid out as :mod:`agurk_env._rules_kernel` says (its offsets and flags).
+    """
+    sp = tables(rules)
+    out = np.zeros(kernel.SIZE, dtype=np.int64)
+    tables_at = (
+        (kernel.STRENGTH, sp.strength[:-1]),
+        (kernel.STRENGTH + kernel.W, sp.strength_last[:-1]),
+        (kernel.POINTS_OF, sp.points_of),
+        (kernel.POINTS_OF + kernel.W, sp.points_of_last),
+        (kernel.AT_LEAST, sp.at_least),
+        (kernel.AT_LEAST + kernel.W, sp.at_least_last),
+        (kernel.WEAKER, sp.weaker),
+        (kernel.WEAKER + kernel.W, sp.weaker_last),
+        (kernel.POINTS_LAST, sp.points_last[:-1]),
+        (kernel.SHOWN, sp.shown),
+        (kernel.SHOWN + kernel.S, sp.shown_last),
+    )
+    for offset, table in tables_at:
+        out[offset : offset + table.size] = table
+    out[kernel.FLAGS : kernel.SIZE] = (
+        sp.players,
+        sp.hand_size,
+        sp.ace_low,
+        sp.low_last,
+        sp.not_equal,
+        sp.not_equal_last,
+        sp.target_previous,
+        _BEAT_CHOICES.index(sp.beat_choice),
+        _ACE_LOCKS.index(sp.ace_lock),
+        sp.twos,
+        sp.every_trick,
+        sp.ties_all,
+        sp.lives,
+        sp.limit,
+        sp.exceed,
+        sp.rebuys,
+        sp.rebuy_min_others,
+        sp.first_out,
+        sp.actions,
+        sp.dealer_leads,
+    )
+    out.flags.writeable = False
+    return out
 
 
 _LEGAL_FIELDS = tuple(State._fields.index(k) for k in ("held", "tricks", "trick_no", "cur", "npos", "leader"))

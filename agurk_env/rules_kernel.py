@@ -1,4 +1,4 @@
-"""The compiled rules kernel: :mod:`agurk_env._rules_kernel` made ready on import, and the rules laid out for it.
+"""The compiled rules kernel: :mod:`agurk_env._rules_kernel` made ready on import (the one compile path).
 
 The engine (:func:`agurk_env.engine.play`, :func:`~agurk_env.engine.legal_bits`,
 :func:`~agurk_env.engine.advance`) and the observation (:func:`agurk_env.observation.observe`) run
@@ -17,63 +17,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from agurk_env import _rules_kernel as kernel
 
-if TYPE_CHECKING:
-    from agurk_env.engine import Tables
-
 HAS_NUMBA = kernel.numba is not None
 """Whether numba is installed (the kernel runs compiled; else as plain Python)."""
-_BEAT_CHOICES = ("forced", "nearest", "optional")
-_ACE_LOCKS = ("none", "led", "any")
-
-
-def rule_array(sp: Tables) -> np.ndarray:
-    """The engine's tables and flags in the kernel's layout (read-only int64; see :mod:`agurk_env._rules_kernel`)."""
-    out = np.zeros(kernel.SIZE, dtype=np.int64)
-    tables = (
-        (kernel.STRENGTH, sp.strength[:-1]),
-        (kernel.STRENGTH + kernel.W, sp.strength_last[:-1]),
-        (kernel.POINTS_OF, sp.points_of),
-        (kernel.POINTS_OF + kernel.W, sp.points_of_last),
-        (kernel.AT_LEAST, sp.at_least),
-        (kernel.AT_LEAST + kernel.W, sp.at_least_last),
-        (kernel.WEAKER, sp.weaker),
-        (kernel.WEAKER + kernel.W, sp.weaker_last),
-        (kernel.POINTS_LAST, sp.points_last[:-1]),
-        (kernel.SHOWN, sp.shown),
-        (kernel.SHOWN + kernel.S, sp.shown_last),
-    )
-    for offset, table in tables:
-        out[offset : offset + table.size] = table
-    out[kernel.FLAGS : kernel.SIZE] = (
-        sp.players,
-        sp.hand_size,
-        sp.ace_low,
-        sp.low_last,
-        sp.not_equal,
-        sp.not_equal_last,
-        sp.target_previous,
-        _BEAT_CHOICES.index(sp.beat_choice),
-        _ACE_LOCKS.index(sp.ace_lock),
-        sp.twos,
-        sp.every_trick,
-        sp.ties_all,
-        sp.lives,
-        sp.limit,
-        sp.exceed,
-        sp.rebuys,
-        sp.rebuy_min_others,
-        sp.first_out,
-        sp.actions,
-        sp.dealer_leads,
-    )
-    out.flags.writeable = False
-    return out
 
 
 def _signatures() -> dict[str, object]:

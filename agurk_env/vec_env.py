@@ -2,7 +2,7 @@
 
 A module of its own because it imports stable-baselines3 (the ``rl`` extra);
 :func:`agurk_env.single_agent.sb3_vec_env` imports it on first use. Every game is one
-game of :class:`~agurk_env.single_agent.LearnerGames`: ``n_envs`` games on one engine
+game of :class:`~agurk_env.learner_games.LearnerGames`: ``n_envs`` games on one engine
 state, restarting inside it (``terminal_observation`` in the info of a game that ended).
 """
 
@@ -15,10 +15,10 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices
 
+from agurk_env.learner_games import Illegal, LearnerGames, Opponents
 from agurk_env.render import RENDER_MODES
 from agurk_env.rewards import Episode
 from agurk_env.rules import Rules, RuleValue, check_choice
-from agurk_env.single_agent import Illegal, LearnerGames, Opponents
 
 
 class AgurkVecEnv(VecEnv):
