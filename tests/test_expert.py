@@ -186,7 +186,7 @@ def test_bad_expert_keys_are_refused_in_one_line(key: str, value: object, words:
 def test_init_of_another_shape_is_refused(tmp_path) -> None:
     first = tmp_path / "first"
     execute(config_from_dict(_cfg()), first, None)
-    from training.schedule import make_trainer
+    from training.run import make_trainer
 
     cfg = config_from_dict(_cfg(hidden=[8], init=str(first)))
     with pytest.raises(ConfigError, match="does not fit the config"):

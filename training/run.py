@@ -36,7 +36,6 @@ from training.schedule import (
     Schedule,
     Stops,
     Trainer,
-    make_trainer,
     resumed_clock,
 )
 
@@ -80,6 +79,18 @@ def check_init(cfg: Config) -> None:
     """:class:`ConfigError` when a fresh run's ``init`` names no file or folder (a resumed run does not read it)."""
     if cfg.init and not Path(cfg.init).exists():
         raise ConfigError(f"init: no checkpoint or run folder {cfg.init!r}")
+
+
+def make_trainer(cfg: Config, resume: Checkpoint | None = None) -> Trainer:
+    """The trainer of ``cfg.algo`` (``PPOTrainer``, ``Sb3Trainer``, ``ExpertTrainer``), continuing ``resume``."""
+    trainer: type[Trainer]
+    if cfg.algo == "sb3":
+        from training.sb3 import Sb3Trainer as trainer
+    elif cfg.algo == "expert":
+        from training.expert import ExpertTrainer as trainer
+    else:
+        from training.ppo import PPOTrainer as trainer
+    return trainer(cfg, resume)  # type: ignore[call-arg]
 
 
 class _Updates:

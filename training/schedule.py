@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from training import evaluation
-from training.config import Config
 from training.evaluation import Evaluation
 from training.run_folder import Run
 
@@ -221,15 +220,3 @@ def resumed_clock(run: Run, resume: Checkpoint | None) -> tuple[float, float]:
     if "train_seconds" in resume:
         return float(resume["train_seconds"]), float(resume["wall_seconds"])
     return run.kept_seconds()
-
-
-def make_trainer(cfg: Config, resume: Checkpoint | None = None) -> Trainer:
-    """The trainer of ``cfg.algo`` (``PPOTrainer``, ``Sb3Trainer``, ``ExpertTrainer``), continuing ``resume``."""
-    trainer: type[Trainer]
-    if cfg.algo == "sb3":
-        from training.sb3 import Sb3Trainer as trainer
-    elif cfg.algo == "expert":
-        from training.expert import ExpertTrainer as trainer
-    else:
-        from training.ppo import PPOTrainer as trainer
-    return trainer(cfg, resume)  # type: ignore[call-arg]
