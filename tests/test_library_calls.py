@@ -191,3 +191,18 @@ def test_sweep_library_call_is_the_command(tmp_path: Path) -> None:
     assert main([*argv, "--out", str(tmp_path / "command")]) == 0
     commanded = json.loads((tmp_path / "command" / "results.json").read_text())
     assert json.loads(json.dumps(called.rows)) == commanded["rows"] and called.ran and not called.resumed
+
+
+def test_skill_report_library_call_is_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skill import budget
+    from skill.report_plan import SkillReportOptions, run_skill_report
+
+    tiny = budget.Budget("smoke", ("standard",), 2, 0, (2,), 10, "zoo")
+    monkeypatch.setitem(budget.BUDGETS, "smoke", tiny)
+    argv = ["skill-report", "--variants", "standard", "--policy", "zoo", "--players", "3", "--workers", "1", "-q"]
+    called = run_skill_report(parsed(SkillReportOptions, [*argv, "--out", str(tmp_path / "call")]))
+    assert main([*argv, "--out", str(tmp_path / "command")]) == 0
+    commanded = json.loads((tmp_path / "command" / "report.json").read_text())
+    assert called["command"] == commanded["command"].replace("command", "call")
+    assert parsed(SkillReportOptions, shlex.split(called["command"])[1:]).out == str(tmp_path / "call")
+    assert without_times({**json.loads(json.dumps(called)), "command": ""}) == without_times({**commanded, "command": ""})
