@@ -194,8 +194,8 @@ def _print_table(rows: list[dict[str, Any]], title: str) -> None:
     """Ranked variants (or atlas cells) as a table on stdout."""
     from rich.table import Table
 
-    from agurk.cli.tables import print_table
-    from skill.tables import STAT_KEYS, stat_text
+    from agurk.cli.rich_tables import print_table
+    from skill.report_text import STAT_KEYS, stat_text
 
     table = Table(title=title, title_justify="left")
     names = ("rank", "variant", "RS win", "RS win plain", "RS penalty", "skill share", "N* matches", "spread", "upsets")

@@ -104,7 +104,7 @@ def run(namespace: argparse.Namespace) -> int:
     """Run (or resume) a sweep and write its results table."""
     args = from_args(SweepOptions, namespace)
     try:
-        from agurk.cli.tables import print_table, sweep_table
+        from agurk.cli.rich_tables import print_table, sweep_table
         from training.run_folder import RunFolderError
     except ImportError as e:  # torch and matplotlib are optional dependencies
         raise rl_extra_error("agurk sweep", (e.name or "torch").split(".")[0]) from None
