@@ -205,4 +205,17 @@ def test_skill_report_library_call_is_the_command(tmp_path: Path, monkeypatch: p
     commanded = json.loads((tmp_path / "command" / "report.json").read_text())
     assert called["command"] == commanded["command"].replace("command", "call")
     assert parsed(SkillReportOptions, shlex.split(called["command"])[1:]).out == str(tmp_path / "call")
-    assert without_times({**json.loads(json.dumps(called)), "command": ""}) == without_times({**commanded, "command": ""})
+    same = {**json.loads(json.dumps(called)), "command": commanded["command"]}
+    assert without_times(same) == without_times(commanded)
+
+
+def test_leaderboard_library_call_is_the_command(tmp_path: Path) -> None:
+    from skill.leaderboard_plan import LeaderboardOptions, run_leaderboard
+
+    argv = ["leaderboard", "--agents", "random,shed,guard", "--set", "players=2", "--deals", "4", "--workers", "1"]
+    argv += ["-q", "--cache", str(tmp_path / "cache")]
+    called = run_leaderboard(parsed(LeaderboardOptions, [*argv, "--out", str(tmp_path / "call")]))
+    assert main([*argv, "--out", str(tmp_path / "command")]) == 0  # its tables from the call's cache
+    commanded = json.loads((tmp_path / "command" / "leaderboard.json").read_text())
+    assert json.loads(json.dumps(called)) == {**commanded, "command": commanded["command"].replace("command", "call")}
+    assert parsed(LeaderboardOptions, shlex.split(called["command"])[1:]).out == str(tmp_path / "call")

@@ -3,27 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import shlex
 import time
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agurk.cli.common import (
     RULE_NOTES,
-    Backends,
     CliError,
     Formatter,
-    Quiet,
-    Seeded,
     Subcommands,
     add_options,
-    backend_of,
     from_args,
-    resolve_rules,
     rl_extra_error,
     stderr_console,
     task_errors,
@@ -31,13 +22,11 @@ from agurk.cli.common import (
 )
 from agurk.cli.stop_signals import stopped
 from agurk.cli.train_progress import LOG_SECONDS, clock
-from agurk.game_options import TableOptions
-from agurk_env.options import REQUIRED, option
+from skill.leaderboard_plan import LeaderboardOptions, claim_board, plan_board, play_board
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from agurk_env.rules import Rules
     from skill.leaderboard import LeaderboardPlan
     from skill.people import PersonMatches
 
@@ -70,32 +59,6 @@ EXAMPLES = (
     "    --deals 500 --backend ray --ray-address auto --out runs/leaderboard-all"
 )
 """``agurk leaderboard --help``: the examples (the tour runs them, --deals shrunk)."""
-SETTINGS = ("rules", "deals", "seed", "batch")
-"""What a leaderboard in --out must share with this one to be replaced without --force (the agents may differ)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class LeaderboardOptions(TableOptions, Seeded, Backends, Quiet):
-    """``agurk leaderboard``'s options."""
-
-    agents: str = option(REQUIRED, metavar="SPEC,SPEC,...")
-    """the agents to rate, each once, at least 2 and at least players ('agurk agents' lists the specs)"""
-    deals: int = option(100, low=1, metavar="D")
-    """duplicate deals: each table of agents plays every one at every seating"""
-    workers: int | None = option(None, low=1, metavar="W")
-    """tables played side by side: local worker processes, or the CPUs of a local Ray instance (default: the CPU
-    count). The numbers do not depend on it"""
-    out: str = option("runs/leaderboard", metavar="DIR")
-    """folder of leaderboard.json, leaderboard.md and leaderboard.png (one that holds other files, or a leaderboard
-    with other rules, deals or seed, is refused without --force)"""
-    cache: str | None = option(None, metavar="DIR")
-    """table cache: every table played is kept here and read back by any later run, keyed by rules, agents,
-    checkpoint contents, deals, seed and code (default: OUT/cache)"""
-    force: bool = False
-    """write into an --out folder that holds other files or a leaderboard with other settings"""
-    people: str | None = option(None, metavar="DB")
-    """also rate the people of this agurk serve --db file (read only) as person:NAME, from their duplicate matches at
-    this table against these agents (the others are counted and left out)"""
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -116,17 +79,6 @@ def add_parser(sub: Subcommands) -> None:
     p.set_defaults(func=run)
 
 
-def command_line(args: LeaderboardOptions, specs: list[str]) -> str:
-    """The ``agurk leaderboard`` command that reproduces the files (no --cache, --workers or --backend: same files)."""
-    words = ["agurk", "leaderboard", "--agents", ",".join(specs), "--rules", args.rules]
-    for item in args.set:
-        words += ["--set", item.strip()]
-    words += ["--deals", str(args.deals), "--seed", str(args.seed), "--out", args.out]
-    if args.people is not None:
-        words += ["--people", args.people]
-    return shlex.join(words)
-
-
 def _needs() -> None:
     """Refuse at once, in one line, when what the ratings or the plot need is not installed."""
     try:
@@ -140,55 +92,6 @@ def _needs() -> None:
         import matplotlib  # noqa: F401  (leaderboard.png)
     except ImportError:
         raise rl_extra_error("agurk leaderboard", "matplotlib") from None
-
-
-def _plan(args: LeaderboardOptions, rules: Rules) -> LeaderboardPlan:
-    """The leaderboard's plan, every agent spec checked first (one line on a bad spec or too few agents)."""
-    from agents.fit import check_fit
-    from agents.registry import AgentSpecError, make_agent, split_specs
-    from skill.leaderboard import check_agents, plan_leaderboard
-
-    try:
-        specs = split_specs(args.agents)
-        check_agents(specs, rules.players)
-        check_fit([make_agent(spec, args.seed, 0) for spec in specs], rules)
-        return plan_leaderboard(rules, specs, args.deals, args.seed)
-    except (AgentSpecError, ValueError) as e:
-        raise CliError(f"--agents: {e}") from None
-
-
-def _claim(out: Path, data: dict[str, Any], force: bool) -> None:
-    """Make ``out`` the leaderboard's folder: new, empty, or with a leaderboard of the same settings (or ``force``)."""
-    from skill.leaderboard import FILES
-
-    if out.exists() and not out.is_dir():
-        raise CliError(f"--out {str(out)!r} is a file, not a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise CliError(f"cannot write --out {str(out)!r}: {e.strerror or e}") from None
-    if not os.access(out, os.W_OK):
-        raise CliError(f"cannot write --out {str(out)!r}: it is not writable")
-    if force:
-        return
-    found = out / "leaderboard.json"
-    if found.exists():
-        try:
-            old = json.loads(found.read_text())
-        except (OSError, ValueError):
-            old = {}
-        if not isinstance(old, dict) or any(old.get(k) != data[k] for k in SETTINGS):
-            raise CliError(
-                f"--out {str(out)!r} holds a leaderboard with other rules, deals or seed: give another folder, or add "
-                "--force to replace its files"
-            )
-        return
-    others = sorted(p.name for p in out.iterdir() if p.name not in ("cache", *FILES))
-    if others:
-        raise CliError(
-            f"--out {str(out)!r} holds other files ({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}): "
-            "give a new or empty folder, or add --force to write into it"
-        )
 
 
 class _Lines:
@@ -257,50 +160,30 @@ def _people(db: str, plan: LeaderboardPlan) -> tuple[list[PersonMatches], list[s
 def run(namespace: argparse.Namespace) -> int:
     """Play the leaderboard's tables (those not in the cache), rate the agents and write the files."""
     args = from_args(LeaderboardOptions, namespace)
-    backend = backend_of(args)
-    rules = resolve_rules(args.rules, args.set)
+    args.tasks_backend()
+    args.resolve()
     _needs()
-    plan = _plan(args, rules)
+    board = plan_board(args)
+    plan = board.plan
     people, notes = _people(args.people, plan) if args.people is not None else ([], [])
-    warn_other_players(plan.specs, rules)
-    out = Path(args.out)
-    settings = {"rules": rules.to_dict(), "deals": plan.deals, "seed": plan.seed, "batch": plan.batch}
-    _claim(out, json.loads(json.dumps(settings)), args.force)
-    cache_dir = Path(args.cache) if args.cache else out / "cache"
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise CliError(f"cannot write --cache {str(cache_dir)!r}: {e.strerror or e}") from None
-    if not os.access(cache_dir, os.W_OK):
-        raise CliError(f"cannot write --cache {str(cache_dir)!r}: it is not writable")
-
-    from skill.cache import TaskCache
-    from skill.leaderboard import leaderboard, play_leaderboard, write_leaderboard
-
+    warn_other_players(plan.specs, plan.rules)
+    claim_board(board)
     console = stderr_console()
     for line in [] if args.quiet else notes:
         _say(console, line)
     start = time.perf_counter()
     try:
         with task_errors():
-            played = play_leaderboard(
-                plan,
-                args.workers or os.cpu_count() or 1,
-                backend,
-                TaskCache(cache_dir),
-                _Lines(console, plan, args.quiet),
-            )
+            played, data = play_board(board, _Lines(console, plan, args.quiet), people)
     except KeyboardInterrupt as e:
-        return stopped(e, f": the tables finished so far are in {cache_dir}; run the same command to go on")
-    board = leaderboard(plan, played.tables, people)
-    data = write_leaderboard(board, out, command_line(args, plan.specs))
+        return stopped(e, f": the tables finished so far are in {args.cache_dir()}; run the same command to go on")
     seconds = time.perf_counter() - start
     if not args.quiet:
         _print_table(data)
     rated = f" and {len(people)} {'person' if len(people) == 1 else 'people'}" if people else ""
     print(
         f"{len(plan.specs)} agents{rated}, {len(plan.tasks)} tables ({played.played} played, {played.cached} from the "
-        f"cache), {seconds:.0f} s -> {out / 'leaderboard.md'}"
+        f"cache), {seconds:.0f} s -> {Path(args.out) / 'leaderboard.md'}"
     )
     return 0
 
