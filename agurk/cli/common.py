@@ -22,12 +22,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar
 
-from agents.command import PROG, Backends, in_command_order
-from agents.command import JsonFile as JsonFile  # the shared option sets, declared below the application
-from agents.command import JsonFlag as JsonFlag
-from agents.command import Quiet as Quiet
-from agents.command import Seeded as Seeded
-from agents.command import rule_overrides as rule_overrides  # declared below the application
+from agents.command import PROG, in_command_order, rule_overrides
+from agents.command import JsonFlag as JsonFlag  # the shared option sets, declared below the application
 from agents.command import rules_label as rules_label
 from agurk_env.atomic import atomic_write_text
 from agurk_env.options import Bounds, Option, OptionError, declared, split_list
@@ -37,7 +33,6 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, ProgressColumn
 
-    from agents.tasks import Backend
 
 HELP_COLUMNS = 100
 """The widest ``--help``, however wide the terminal."""
@@ -266,14 +261,6 @@ def trained_players(path: str) -> list[int] | None:
 
 
 # ----------------------------------------------------------------------------- backends
-
-
-def backend_of(args: Backends) -> Backend:
-    """The :class:`agents.tasks.Backend` of ``--backend`` and ``--ray-address``."""
-    try:
-        return args.tasks_backend()
-    except OptionError as e:
-        raise CliError(str(e)) from None
 
 
 @contextlib.contextmanager
