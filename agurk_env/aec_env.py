@@ -93,7 +93,7 @@ from __future__ import annotations
 
 import operator
 import secrets
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar, Literal, SupportsIndex, cast, get_args
 
 import gymnasium
 import numpy as np
@@ -229,7 +229,7 @@ class raw_env(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[int(st.cur[0])]
         self._skip_agent_selection = None
 
@@ -247,7 +247,7 @@ class raw_env(AECEnv):
             return
         bits = self.legal_bits()
         try:
-            a = operator.index(action)  # ints and NumPy integers; no floats, strings or None
+            a = operator.index(cast("SupportsIndex", action))  # ints and NumPy integers; no floats, strings or None
             ok = 0 <= a < self._actions and (bits >> a) & 1
         except TypeError:
             ok = False

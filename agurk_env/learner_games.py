@@ -83,8 +83,12 @@ class LearnerGames:
             opponents = _random_opponents
         elif isinstance(opponents, str):
             opponents = specs.opponents(opponents, p)
-        self._factory = opponents if callable(opponents) and not isinstance(opponents, Agent) else None
-        self.opponents: list[Agent] = [] if self._factory else _seat_agents(opponents, p - 1)
+        self._factory: Callable[[int], Agent | Sequence[Agent]] | None = None
+        self.opponents: list[Agent] = []
+        if callable(opponents) and not isinstance(opponents, Agent):
+            self._factory = opponents
+        else:
+            self.opponents = _seat_agents(opponents, p - 1)
         self._actions = rules.num_actions
         self.observation_space = observation_box(rules)
         self.action_space = gymnasium.spaces.Discrete(rules.num_actions)
@@ -119,12 +123,19 @@ class LearnerGames:
         else:
             self.seat[games] = self._seat_rng.integers(0, self.rules.players, games.size)
 
+    @property
+    def _live_state(self) -> engine.State:
+        """The engine state of the games in play (:meth:`reset` first)."""
+        if self.state is None:
+            raise RuntimeError("call reset() first")
+        return self.state
+
     # ------------------------------------------------------------------ the learner's view
 
     def legal_bits(self) -> np.ndarray:
         """``(n,)`` card sets the learners may play now."""
         if self._bits is None:
-            self._bits = engine.legal_bits(self.rules, self.state)
+            self._bits = engine.legal_bits(self.rules, self._live_state)
         return self._bits
 
     def action_masks(self) -> np.ndarray:
@@ -134,8 +145,8 @@ class LearnerGames:
     def observe(self, games: np.ndarray | None = None) -> np.ndarray:
         """``(n, SIZE)`` float32 observations of the learners (or of ``games`` only)."""
         if games is None:
-            return observation.observe(self.rules, self.state, self.seat)
-        return observation.observe(self.rules, self.state.take(games), self.seat[games])
+            return observation.observe(self.rules, self._live_state, self.seat)
+        return observation.observe(self.rules, self._live_state.take(games), self.seat[games])
 
     # ------------------------------------------------------------------ stepping
 
@@ -157,7 +168,7 @@ class LearnerGames:
                 who = f"the learner (seat {int(self.seat[g])}) in game {g}"
                 raise ValueError(illegal_message(who, actions[g], int(bits[g]), self._actions))
             actions = np.where(illegal, _FIRST[bits], actions)
-        st = engine.play(rules, self.state, actions)
+        st = engine.play(rules, self._live_state, actions)
         rewards = np.zeros(self.n, np.float32)
         dones = np.zeros(self.n, bool)
         terminal: dict[int, np.ndarray] = {}
@@ -217,4 +228,4 @@ class LearnerGames:
         """Game ``game`` as text, showing the learner's hand only."""
         names = [f"player_{s}" for s in range(self.rules.players)]
         names[int(self.seat[game])] += " (learner)"
-        return render_text(self.rules, self.state, names, game=game, show=int(self.seat[game]))
+        return render_text(self.rules, self._live_state, names, game=game, show=int(self.seat[game]))

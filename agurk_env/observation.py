@@ -85,6 +85,7 @@ def view(obs: np.ndarray) -> dict[str, np.ndarray]:
 def _rule_vector(rules: Rules) -> np.ndarray:
     """The constant "rules" and "players" slices for ``rules``."""
     flags = [float(getattr(rules, name) == value) for name, value in _RULE_FLAGS]
+    assert rules.ace_points is not None  # resolved by Rules itself
     flags += [rules.jokers / 2, rules.ace_points / 15, rules.limit / 50]
     players = np.zeros(MAX_SEATS - 1, np.float32)
     players[rules.players - 2] = 1.0
@@ -92,9 +93,6 @@ def _rule_vector(rules: Rules) -> np.ndarray:
 
 
 _AT_ARRAY = np.array([_STARTS[name] for name in kernel.OBSERVED], np.int64)  # the first column of each, for the kernel
-_OBSERVE_NAMES = ("hands", "void", "tricks", "alive", "scores", "lives", "rebuys", "dealer", "trick_no", "npos")
-_OBSERVE_NAMES += ("n_alive", "top_seat", "leader", "locked")
-_OBSERVE_FIELDS = tuple(engine.State._fields.index(k) for k in _OBSERVE_NAMES)  # the kernel's arguments, in order
 
 
 def observe(rules: Rules, state: engine.State, seats: np.ndarray | None = None) -> np.ndarray:
@@ -105,6 +103,9 @@ def observe(rules: Rules, state: engine.State, seats: np.ndarray | None = None) 
     """
     seats = state.cur if seats is None else np.ascontiguousarray(seats, dtype=np.int64)
     out = np.zeros((state.batch, SIZE), np.float32)
-    arrays = [state[i] for i in _OBSERVE_FIELDS]
-    kernel.observe_all(engine.rule_array(rules), _AT_ARRAY, _rule_vector(rules), *arrays, seats, out)
+    kernel.observe_all(
+        engine.rule_array(rules), _AT_ARRAY, _rule_vector(rules), state.hands, state.void, state.tricks, state.alive,
+        state.scores, state.lives, state.rebuys, state.dealer, state.trick_no, state.npos, state.n_alive,
+        state.top_seat, state.leader, state.locked, seats, out,
+    )  # fmt: skip
     return out

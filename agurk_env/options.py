@@ -21,7 +21,7 @@ import math
 import textwrap
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -30,6 +30,7 @@ REQUIRED: Any = object()
 TRUE_WORDS = ("true", "1", "yes", "on")
 FALSE_WORDS = ("false", "0", "no", "off")
 _T = TypeVar("_T")
+_R = TypeVar("_R")
 
 
 class OptionError(ValueError):
@@ -153,9 +154,12 @@ class Option:
 
     def convert(self, value: object, key: str | None = None) -> Any:
         """``value`` (text or a YAML value) as the option's type, in bounds; :class:`OptionError` names ``key``."""
-        if value.__class__ is self._plain and (self._plain is not float or math.isfinite(value)):
-            if self._plain in (str, bool) or _within(value, self.bounds):
-                return value  # already of the type and in bounds: the common case of a checked instance
+        if value.__class__ is self._plain:  # already of the type and in bounds: the common case of a checked instance
+            if isinstance(value, str | bool):
+                return value
+            if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+                if _within(value, self.bounds):
+                    return value
         elif isinstance(value, str) and self._choices is not None and value in self._choices:
             return value
         key = key or self.name
@@ -226,7 +230,8 @@ def _words(base: object, bounds: Bounds) -> tuple[str, str]:
         return "section", "a mapping of its keys"
     if base is Any:
         return "any", "any value"
-    long = {int: "an integer", float: "a number", str: "a string"}.get(base, str(base))
+    long_names: dict[object, str] = {int: "an integer", float: "a number", str: "a string"}
+    long = long_names.get(base, str(base))
     return getattr(base, "__name__", str(base)), long + (_range(bounds) if base in (int, float) else "")
 
 
@@ -256,7 +261,7 @@ def _convert(base: object, value: object, key: str) -> object:
     origin = typing.get_origin(base)
     if base is Any:
         return value
-    if dataclasses.is_dataclass(base):
+    if isinstance(base, type) and dataclasses.is_dataclass(base):
         if not isinstance(value, Mapping):
             raise _Bad
         return build(base, value, noun="config key", prefix=f"{key}.")
@@ -318,6 +323,11 @@ def _within(x: float, b: Bounds) -> bool:
     )
 
 
+def _cache_by_class(fn: Callable[[type], _R]) -> Callable[[type], _R]:
+    """:func:`functools.cache` for a function of a class, typed as one (mypy takes no ``type[T]`` for ``Hashable``)."""
+    return functools.cache(fn)
+
+
 @functools.cache
 def _field_docs(cls: type) -> dict[str, str]:
     """The docstring under each field of ``cls`` (read from its source, as CleanRL's ``tyro`` does), first paragraph."""
@@ -335,7 +345,7 @@ def _field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-@functools.cache
+@_cache_by_class
 def declared(cls: type) -> dict[str, Option]:
     """Every option of the dataclass ``cls``, by name, in field order (a redeclared field keeps its base's doc)."""
     hints = typing.get_type_hints(cls)

@@ -196,7 +196,7 @@ def partial_round_record(rules: Rules, state: engine.State) -> RoundRecord:
     for t in range(min(done + (npos > 0), h)):
         leader = int(state.trick_leader[0, t])
         seats = [(leader + k) % p for k in range(p)]
-        plays = [[s, CARDS[int(tricks[t, s])]] for s in seats if tricks[t, s] >= 0]
+        plays: list[list[int | str]] = [[s, CARDS[int(tricks[t, s])]] for s in seats if tricks[t, s] >= 0]
         trick: TrickRecord = {"leader": leader, "plays": plays}
         if t < done:
             trick["winner"] = int(state.trick_winner[0, t])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Literal, get_args
+from typing import Literal, SupportsIndex, cast, get_args
 
 from agurk_env import engine
 from agurk_env.records import card_names
@@ -71,7 +71,7 @@ def illegal_message(who: str, action: object, bits: int, actions: int) -> str:
     """The error text for an illegal ``action`` of ``who`` whose legal card set is ``bits``."""
     legal = card_text(bits)
     try:
-        a = operator.index(action)
+        a = operator.index(cast("SupportsIndex", action))  # the check itself: TypeError for anything else
     except TypeError:
         return f"{who} must play a card (an action 0..{actions - 1}), got {action!r}; legal cards: {legal}"
     if not 0 <= a < actions:

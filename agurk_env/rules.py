@@ -11,7 +11,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from agurk_env.options import OptionError, check, declared, option, unknown
 from agurk_env.options import check_choice as check_choice
@@ -117,7 +117,8 @@ class Rules:
         for key in data:
             if key not in OPTION_NAMES:
                 raise RulesError(str(unknown(key, OPTION_NAMES, "rule option")))
-        return cls(**data)
+        # Each value is converted and checked by its declaration (check, in __post_init__), not by the signature.
+        return cls(**cast("Mapping[str, Any]", data))
 
     @classmethod
     def preset(cls, name: str, **overrides: RuleValue) -> Rules:
@@ -139,7 +140,7 @@ OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Rules))
 CHOICES: dict[str, tuple[str, ...]] = {o.name: o.choices for o in declared(Rules).values() if o.choices}
 """The allowed values of every choice option, read off its declaration."""
 
-_EVERY_TRICK = {
+_EVERY_TRICK: dict[str, RuleValue] = {
     "ace": "low",
     "equal_beats": "never",
     "beat_choice": "optional",
@@ -147,7 +148,7 @@ _EVERY_TRICK = {
     "last_trick_ties": "winner",
     "limit": 21,
 }
-_DANISH21 = {"limit": 21, "ace_lock": "any"}
+_DANISH21: dict[str, RuleValue] = {"limit": 21, "ace_lock": "any"}
 
 PRESETS: dict[str, dict[str, RuleValue]] = {
     "standard": {},

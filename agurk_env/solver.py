@@ -134,14 +134,16 @@ def _solve(
     work = _work(use_jit)
     t = engine.rule_array(rules)
     work[: t.size] = t if use_jit else t.tolist()
-    inputs = [np.ascontiguousarray(x, dtype=np.int64).reshape(-1) for x in (position, alive, cards, penalty, hands)]
+    position, alive, cards, penalty, hands = (
+        np.ascontiguousarray(x, dtype=np.int64).reshape(-1) for x in (position, alive, cards, penalty, hands)
+    )
     values, best, line = np.full(k * a, np.inf), np.zeros(k, np.int64), np.zeros(k * p, np.int64)
     if use_jit:
         _load()
-        kernel.solve_batch(p, *inputs, values, best, line, work)
+        kernel.solve_batch(p, position, alive, cards, penalty, hands, values, best, line, work)
     else:
         out = values.tolist(), best.tolist(), line.tolist()
-        _python()(p, *(x.tolist() for x in inputs), *out, work)
+        _python()(p, *(x.tolist() for x in (position, alive, cards, penalty, hands)), *out, work)
         values, best, line = (np.asarray(x, dtype=d) for x, d in zip(out, (float, np.int64, np.int64), strict=True))
     return Solution(values.reshape(k, a), best, line.reshape(k, p))
 

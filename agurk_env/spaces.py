@@ -14,6 +14,7 @@ from agurk_env.rules import Rules
 @functools.lru_cache(maxsize=64)
 def _high(rules: Rules) -> np.ndarray:
     """Upper bounds of every observation entry under ``rules`` (all entries are >= 0)."""
+    assert rules.ace_points is not None  # resolved by Rules itself
     most = max(13, rules.ace_points, 15 if rules.jokers else 0)
     per_round = most * (rules.hand_size if rules.scoring == "every_trick" else 1)
     # a seat's score: below the limit (or at it, with exceed) before a round, plus one round;

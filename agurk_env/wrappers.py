@@ -44,7 +44,7 @@ class AgurkRewardWrapper(gymnasium.Env):
         self.env = env
         first = env.possible_agents[0]
         self.observation_space = env.observation_space(first)["observation"]
-        self.action_space = env.action_space(first)
+        self.action_space: gymnasium.spaces.Discrete = env.action_space(first)
         self.metadata = env.metadata
         self.render_mode = getattr(env, "render_mode", None)
         self._pending: dict[str, float] = {}
