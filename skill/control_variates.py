@@ -143,9 +143,9 @@ def capture(plan: TournamentPlan, seed: int, stand_in: bool = False) -> Captured
         players = table_agents(pickle.loads(packed), table, agent_seed)
         copies = table_agents(pickle.loads(packed), table, agent_seed)
         focals = [int(seat[0]) for v, seat in views if v == t]  # the focal entry's seat in each view of this table
-        if stand_in:
-            field = next(s for s in range(len(copies)) if s not in focals)
-            copies = [copies[field]] * len(copies)  # one agent for every seat: asked once per step
+        field = [s for s in range(len(copies)) if s not in focals]
+        if stand_in and field:  # (no field seat: the focal agent is the field's own spec, already its stand-in)
+            copies = [copies[field[0]]] * len(copies)  # one agent for every seat: asked once per step
         physical = engine.tables(rules).deck if deck is None else np.repeat(np.arange(deck.size), deck)
         for step in play_matches(rules, players, n, deal_seed, min(batch, DEFAULT_BATCH), deck):
             st = step.before
