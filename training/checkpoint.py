@@ -47,5 +47,6 @@ def initial_net(cfg: Config, actions: int, fresh: bool = True) -> PolicyNet:
             f" (hidden {list(cfg.hidden)}; hidden may be as wide or wider, as deep or deeper)"
         )
     net = net_from_checkpoint(data, cfg.init)
+    assert isinstance(net, PolicyNet)  # an ensemble is refused above
     same = small == list(cfg.hidden) and net.actions == actions  # else widened, or the joker's output dropped
     return net if same else widened(net, list(cfg.hidden), actions)

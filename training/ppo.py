@@ -60,10 +60,10 @@ from __future__ import annotations
 
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -243,15 +243,6 @@ class Buffer:
 # ----------------------------------------------------------------------------- opponent pool
 
 
-class PoolState(TypedDict):
-    """:meth:`Pool.state_dict`: the pool's agents, its snapshots' steps and weights, the learner's win rates."""
-
-    specs: list[str]
-    snap_step: torch.Tensor
-    win_rate: torch.Tensor
-    nets: list[dict[str, torch.Tensor]]
-
-
 class Pool:
     """Opponents: registry agents and snapshots of the learner, with the learner's win rate against each.
 
@@ -314,7 +305,7 @@ class Pool:
         seen = self.games > 0
         d = self.cfg.win_rate_decay
         self.win_rate[seen] = d * self.win_rate[seen] + (1 - d) * self.wins[seen] / self.games[seen]
-        out = {self.name(i): float(self.wins[i] / self.games[i]) for i in np.flatnonzero(seen)}
+        out = {self.name(i): float(self.wins[i] / self.games[i]) for i in np.flatnonzero(seen).tolist()}
         self.wins[:], self.games[:] = 0.0, 0.0
         return out
 
@@ -325,8 +316,12 @@ class Pool:
         self.snap_step[slot] = step
         self.win_rate[self.n_agents + slot] = 1.0 / players  # an even match, to begin with
 
-    def state_dict(self) -> PoolState:
-        """The snapshots and statistics, for a checkpoint."""
+    def state_dict(self) -> dict[str, Any]:
+        """The snapshots and statistics, for a checkpoint (its ``pool``).
+
+        ``specs``: the pool's agents; ``snap_step`` and ``win_rate``: tensors of the snapshots' steps and
+        the learner's win rates; ``nets``: the snapshots' weights (a state dict each).
+        """
         return {
             "specs": list(self.specs),
             "snap_step": torch.from_numpy(self.snap_step.copy()),
@@ -334,7 +329,7 @@ class Pool:
             "nets": [{k: v.cpu() for k, v in net.state_dict().items()} for net in self.nets],
         }
 
-    def load_state_dict(self, data: PoolState) -> None:
+    def load_state_dict(self, data: Mapping[str, Any]) -> None:
         """Restore :meth:`state_dict` (the pool's agents and slot count must match)."""
         if list(data["specs"]) != self.specs or len(data["nets"]) != len(self.nets):
             raise ValueError("the checkpoint's opponent pool differs from the config's (pool.agents, max_snapshots)")
@@ -689,19 +684,23 @@ class PPOTrainer:
 
     def state(self) -> Checkpoint:
         """What a checkpoint needs besides the network (see :func:`training.checkpoint.save_checkpoint`)."""
-        critic = {"state_critic": {k: v.cpu() for k, v in self.critic.state_dict().items()}} if self.critic else {}
-        oracle = {"oracle": {k: v.cpu() for k, v in self.oracle.state_dict().items()}} if self.oracle else {}
-        return {
-            **critic,
-            **oracle,
-            "optimizer": self.opt.state_dict(),
-            "global_step": self.global_step,
-            "update": self.update,
-            "best_score": self.best_score,
-            "pool": self.pool.state_dict(),
-            "rng": self.rng.bit_generator.state,
-            "torch_rng": self.gen.get_state(),
-        }
+        out: Checkpoint = {}
+        if self.critic:
+            out["state_critic"] = {k: v.cpu() for k, v in self.critic.state_dict().items()}
+        if self.oracle:
+            out["oracle"] = {k: v.cpu() for k, v in self.oracle.state_dict().items()}
+        out.update(
+            {
+                "optimizer": self.opt.state_dict(),
+                "global_step": self.global_step,
+                "update": self.update,
+                "best_score": self.best_score,
+                "pool": self.pool.state_dict(),
+                "rng": dict(self.rng.bit_generator.state),
+                "torch_rng": self.gen.get_state(),
+            }
+        )
+        return out
 
     def restore(self, data: Checkpoint) -> None:
         """Continue from a checkpoint's network (and ``full_info`` critic), optimizer, pool and counters."""

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import gymnasium
 import torch
 from torch import nn
 
@@ -30,7 +31,6 @@ from training.checkpoint import save_checkpoint
 from training.config import Config, config_to_dict
 
 if TYPE_CHECKING:
-    import gymnasium
     from sb3_contrib import MaskablePPO
 
     from agurk_env.vec_env import AgurkVecEnv
@@ -96,8 +96,10 @@ def make_model(cfg: Config, venv: AgurkVecEnv) -> MaskablePPO:
 def policy_net(model: MaskablePPO, hidden: list[int]) -> PolicyNet:
     """The SB3 policy's weights as a :class:`PolicyNet` (trunk, ``action_net``, ``value_net``)."""
     policy = model.policy
-    net = PolicyNet(observation.SIZE, int(policy.action_space.n), hidden)
-    net.trunk.load_state_dict(policy.features_extractor.trunk.state_dict())
+    space, trunk = policy.action_space, policy.features_extractor.trunk
+    assert isinstance(space, gymnasium.spaces.Discrete) and isinstance(trunk, Trunk)  # make_model's env and extractor
+    net = PolicyNet(observation.SIZE, int(space.n), hidden)
+    net.trunk.load_state_dict(trunk.state_dict())
     net.actor.load_state_dict(policy.action_net.state_dict())
     net.critic.load_state_dict(policy.value_net.state_dict())
     return net.eval()
