@@ -172,7 +172,7 @@ class Truth:
         return truth(), None
 
 
-class Move(Protocol):
+class MoveFunction(Protocol):
     """A rollout's card for the player to move in every line (lines not ``open``, already valued: any legal card)."""
 
     def __call__(self, rules: Rules, state: engine.State, open: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -195,7 +195,7 @@ def rollouts(
     rules: Rules,
     worlds: engine.State,
     candidates: np.ndarray,
-    move: Move,
+    move: MoveFunction,
     rng: np.random.Generator,
     leaf: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -255,7 +255,7 @@ def exact_limit(rules: Rules, tricks: int | str | None) -> int:
 class Rollouts:
     """The mean utility of :func:`rollouts` by ``move``, ``repeats`` per world (the last ``leaf`` tricks solved)."""
 
-    move: Move
+    move: MoveFunction
     repeats: int = 1
     leaf: int | str | None = None
     """Tricks left from which a line is solved exactly (:data:`AUTO`: :func:`exact_limit`; None: never)."""

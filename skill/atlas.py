@@ -32,8 +32,8 @@ from typing import Any
 from agents.tasks import LOCAL, Backend
 from agurk_env.atomic import atomic_write_text
 from agurk_env.rules import RulesError
-from skill.budget import BUDGETS, Budget
-from skill.cells import LadderFields, LeftOut, Monitor, grid, run_cells, write_convergence
+from skill.budget import BUDGETS, Budget, LadderFields
+from skill.cells import LeftOut, Monitor, grid, run_cells, write_convergence
 from skill.report_text import STAT_KEYS, meaning, policy_sentence, python_call, reproduce, stat_text, write_csv
 from skill.variant import VariantRow
 

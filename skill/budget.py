@@ -4,13 +4,14 @@ Every variant of a report gets the same budget: the same number of duplicate dea
 ladder agent and the same number of PPO training decisions, so the variants are compared
 on equal terms. A budget's ``policy`` says where the ladder's learned agent comes from:
 ``train`` (a PPO agent trained for each variant) or ``zoo`` (the zoo's universal network,
-:mod:`agents.zoo`, the same network in every variant: nothing is trained).
+:mod:`agents.zoo`, the same network in every variant: nothing is trained). What a report and
+an atlas say of their ladder is :class:`LadderFields`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypedDict, get_args
 
 from agents.best import SEARCH
 from agents.heuristics import DESCRIPTIONS
@@ -92,6 +93,25 @@ def ladder(budget: Budget, policy_spec: str | None = None) -> list[str]:
     """
     learned = POLICY_LABEL[budget.policy] if policy_spec is None else policy_spec
     return [RANDOM, *DESCRIPTIONS, *(f"pimc:worlds={w}" for w in budget.worlds), SEARCH, learned, *CHEATING]
+
+
+class ZooPolicy(TypedDict):
+    """A shipped policy a ``zoo`` ladder plays: its table, decisions trained and its file's SHA-256 (16 digits)."""
+
+    table: str
+    decisions: int
+    sha256: str
+
+
+class LadderFields(TypedDict):
+    """What a report and an atlas say of their ladder."""
+
+    policy: str
+    train_steps: int
+    zoo: dict[str, ZooPolicy] | None
+    bootstrap_resamples: int
+    field: str
+    ladder: list[str]
 
 
 def match_cost(spec: str) -> float:

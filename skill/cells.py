@@ -30,10 +30,10 @@ from agents.tournament import TournamentPlan, play_planned
 from agents.tournament_stats import SeatStats
 from agurk_env.rules import Rules, RulesError
 from skill import convergence as conv
-from skill.budget import FIELD, Budget, ladder, match_cost, quickstart_settings
+from skill.budget import FIELD, Budget, LadderFields, ZooPolicy, ladder, match_cost, quickstart_settings
 from skill.cache import TaskCache
 from skill.control_variates import Captured, cv_settings
-from skill.convergence import BudgetRS, Checkpoint, budget_rs, last_rs, seated
+from skill.convergence import BudgetCheckpoint, BudgetRS, budget_rs, last_rs, seated
 from skill.convergence import checkpoints as checkpoints_of
 from skill.stats import focal_data
 from skill.variant import (
@@ -80,25 +80,6 @@ class LeftOut(TypedDict):
     players: int
     hand_size: int
     reason: str
-
-
-class ZooPolicy(TypedDict):
-    """A shipped policy a ``zoo`` ladder plays: its table, decisions trained and its file's SHA-256 (16 digits)."""
-
-    table: str
-    decisions: int
-    sha256: str
-
-
-class LadderFields(TypedDict):
-    """What a report and an atlas say of their ladder."""
-
-    policy: str
-    train_steps: int
-    zoo: dict[str, ZooPolicy] | None
-    bootstrap_resamples: int
-    field: str
-    ladder: list[str]
 
 
 def grid(
@@ -544,7 +525,7 @@ class Played:
 
     ranked: list[VariantRow]
     ladder: LadderFields
-    checkpoints: list[Checkpoint] = dataclasses.field(default_factory=list)
+    checkpoints: list[BudgetCheckpoint] = dataclasses.field(default_factory=list)
     budgets: list[Budgets] = dataclasses.field(default_factory=list)
     played: int = 0
     """Tables played in this run (the others came from the cache)."""

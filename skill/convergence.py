@@ -36,6 +36,8 @@ from agents.tournament import TournamentPlan, TournamentResult
 from agents.tournament_stats import SeatStats, deal_resamples
 from agurk_env.atomic import atomic_text, atomic_write_text
 from skill.budget import CHEATING, FICTIVE, FIELD, POLICY_LABEL, RANDOM, Budget, ladder
+from skill.plots import error_bars, pyplot, save
+from skill.report_text import reproduce
 from skill.stats import FocalData, _interval, _relative_skill, focal_data, skill_stats
 from skill.variant import Interval, VariantJob, VariantRow
 
@@ -48,7 +50,7 @@ NETWORK = "network"
 """The learned agent's name in the convergence files (the ladder's ``zoo`` or ``ppo``)."""
 
 
-class Checkpoint(TypedDict):
+class BudgetCheckpoint(TypedDict):
     """One training budget: the network's file and the decisions it was trained for."""
 
     checkpoint: str
@@ -69,7 +71,7 @@ class BudgetRS(TypedDict):
     """The network's own focal win rate against the field."""
 
 
-class Move(TypedDict):
+class RankChange(TypedDict):
     """A variant whose rank by RS (win rate) differs between two budgets."""
 
     name: str
@@ -84,7 +86,7 @@ class Stability(TypedDict):
     decisions_after: int
     spearman: float | None
     spearman_ci: Interval
-    moves: list[Move]
+    moves: list[RankChange]
     stable: bool
 
 
@@ -115,7 +117,7 @@ def decisions_of(path: str | Path) -> int:
     return int(load_checkpoint(path).get("global_step", 0))
 
 
-def checkpoints(jobs: Sequence[VariantJob], earlier: Sequence[str]) -> list[Checkpoint]:
+def checkpoints(jobs: Sequence[VariantJob], earlier: Sequence[str]) -> list[BudgetCheckpoint]:
     """The budgets: each of ``earlier`` (training order), then the network every job plays, with their decisions.
 
     ``ValueError`` (one line) when the jobs do not all play one network that the report does
@@ -132,12 +134,12 @@ def checkpoints(jobs: Sequence[VariantJob], earlier: Sequence[str]) -> list[Chec
     return in_order([*earlier, last])
 
 
-def in_order(paths: Sequence[str | Path]) -> list[Checkpoint]:
+def in_order(paths: Sequence[str | Path]) -> list[BudgetCheckpoint]:
     """The budgets of ``paths`` (the report's network last) with their decisions; ``ValueError`` unless they grow.
 
     :class:`agents.policy.CheckpointError` (a ``ValueError``) names a file that is not a checkpoint.
     """
-    budgets = [Checkpoint(checkpoint=str(p), decisions=decisions_of(p)) for p in paths]
+    budgets = [BudgetCheckpoint(checkpoint=str(p), decisions=decisions_of(p)) for p in paths]
     steps = [b["decisions"] for b in budgets]
     if any(a >= b for a, b in itertools.pairwise(steps)):
         listed = ", ".join(f"{Path(b['checkpoint']).name} {b['decisions']:,}" for b in budgets)
@@ -278,7 +280,7 @@ def stability(
     boot = spearman(samples_before.T, samples_after.T)
     low, high = _interval(boot)
     old, new = ranks([r["rs_win"] for r in before]), ranks([r["rs_win"] for r in after])
-    moves = [Move(name=n, rank_before=o, rank_after=w) for n, o, w in zip(names, old, new, strict=True) if o != w]
+    moves = [RankChange(name=n, rank_before=o, rank_after=w) for n, o, w in zip(names, old, new, strict=True) if o != w]
     return {
         "decisions_before": before[0]["decisions"],
         "decisions_after": after[0]["decisions"],
@@ -312,7 +314,7 @@ class Convergence(TypedDict):
     bootstrap_resamples: int
     field: str
     threshold: float
-    checkpoints: list[Checkpoint]
+    checkpoints: list[BudgetCheckpoint]
     variants: list[Row]
     steps: list[Stability]
     """Per pair of consecutive budgets, the ranking's stability; the last pair gives the verdict."""
@@ -324,7 +326,7 @@ class Convergence(TypedDict):
 def convergence(
     plan: Budget,
     seed: int,
-    budgets: Sequence[Checkpoint],
+    budgets: Sequence[BudgetCheckpoint],
     cells: Sequence[tuple[str, int, int]],
     names: Sequence[str],
     per_variant: Sequence[Sequence[tuple[BudgetRS, np.ndarray]]],
@@ -403,8 +405,6 @@ def verdict(data: Convergence) -> str:
 
 def write_files(data: Convergence, out: Path) -> None:
     """``convergence.json``, ``convergence.csv``, ``convergence.png`` and ``convergence.md`` into ``out``."""
-    from skill.plots import plot_convergence
-
     atomic_write_text(out / "convergence.json", json.dumps(data, indent=2) + "\n")
     with atomic_text(out / "convergence.csv") as f:
         w = csv.writer(f, lineterminator="\n")
@@ -474,8 +474,6 @@ def _rs_table(title: str, measure: str, variants: Sequence[Row], heads: list[str
 
 def markdown(data: Convergence) -> str:
     """``convergence.md``: the budgets, RS per variant and budget, the ranking's stability, the verdict, the plot."""
-    from skill.report_text import reproduce  # skill.report_text imports skill.cells, which imports this module
-
     budgets = data["checkpoints"]
     heads = [_millions(b["decisions"]) for b in budgets]
     variants = data["variants"]
@@ -535,3 +533,35 @@ def markdown(data: Convergence) -> str:
         *reproduce(data["command"], data["seed"], "result"),
     ]
     return "\n".join(lines)
+
+
+def plot_convergence(data: Convergence, path: Path) -> None:
+    """``convergence.png``: RS (win rate and penalty) against training decisions, one line per variant, 95% intervals.
+
+    The x axis is logarithmic; each variant's points are set a little apart so the error bars do not hide each other.
+    """
+    plt = pyplot()
+    variants = data["variants"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
+    colours = plt.get_cmap("tab20" if len(variants) > 10 else "tab10")
+    spread = np.linspace(-1, 1, len(variants)) * 0.03 if len(variants) > 1 else np.zeros(1)
+    for ax, key, title in ((axes[0], "rs_win", "RS by win rate"), (axes[1], "rs_penalty", "RS by penalty per round")):
+        for j, v in enumerate(variants):
+            steps = np.maximum([b["decisions"] for b in v["budgets"]], 1).astype(float) * 10 ** spread[j]
+            values, err = error_bars([b[key] for b in v["budgets"]], [b[f"{key}_ci"] for b in v["budgets"]], cap=1.0)
+            ax.errorbar(
+                steps, values, yerr=err, fmt="o-", ms=3, capsize=2, color=colours(j % colours.N), label=v["name"]
+            )
+        ax.axhline(1, color="grey", lw=0.8, ls="--")
+        ax.set_xscale("log")
+        ax.set_xlabel("training decisions of the network")
+        ax.set_title(title, fontsize="medium")
+    axes[0].set_ylabel("relative skill: 0 = random, 1 = the fictive player")
+    axes[1].legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.suptitle(
+        f"Relative skill against training budget ({data['deals']} deals, {data['budget']} budget, seed {data['seed']})",
+        fontsize="medium",
+    )
+    fig.tight_layout()
+    save(fig, path)
+    plt.close(fig)

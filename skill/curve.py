@@ -19,12 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
+import numpy as np
+
 from agents.command import Backends, Quiet, Seeded, worker_count
 from agents.tasks import LOCAL, Backend
 from agents.tournament import tournament
 from agurk_env.atomic import atomic_text, atomic_write_text
 from agurk_env.options import REQUIRED, OptionError, option, split_list
 from agurk_env.rules import Rules
+from skill.plots import error_bars, pyplot, save
 from training.config import load_config
 from training.run_folder import CHECKPOINTS, KeptCheckpoint, claim_out, read_kept
 
@@ -122,8 +125,6 @@ def learning_curve(
 
 def write_curve(curve: Curve, out: Path) -> None:
     """``curve.json``, ``curve.csv`` (one row per point) and ``curve.png`` into ``out``."""
-    from skill.plots import plot_curve
-
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "curve.json", json.dumps(curve, indent=2) + "\n")
     fields = ["step", "train_seconds", "wall_seconds", "opponent", "win_rate", "win_low", "win_high", "mean_penalty"]
@@ -137,6 +138,32 @@ def write_curve(curve: Curve, out: Path) -> None:
                 + [f"{p['mean_penalty']:.6f}"]
             )
     plot_curve(curve, out / "curve.png")
+
+
+def plot_curve(curve: Curve, path: Path) -> None:
+    """``curve.png``: the focal win rate of each kept checkpoint by wall time, one line per run and opponent.
+
+    The curves of ``curve["beside"]`` (other runs on the same deals) are drawn with their run's name.
+    """
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    runs = [curve, *curve.get("beside", [])]
+    for one in runs:
+        name = f"{Path(one['run']).name}: " if len(runs) > 1 else ""
+        for opponent in dict.fromkeys(p["opponent"] for p in one["points"]):
+            points = [p for p in one["points"] if p["opponent"] == opponent]
+            minutes = np.array([p["wall_seconds"] / 60 for p in points])
+            values, err = error_bars([p["win_rate"] for p in points], [p["win_rate_ci"] for p in points], cap=1.0)
+            label = f"{name}vs {curve['players'] - 1} x {opponent}"
+            ax.errorbar(minutes, values, yerr=err, fmt="o-", capsize=3, label=label)
+    ax.axhline(1 / curve["players"], color="grey", lw=0.8, ls="--", label="fair share")
+    ax.set_xlabel("training wall time (minutes)")
+    ax.set_ylabel("win rate (95% interval)")
+    ax.set_title(f"Learning curve: {curve['deals']} duplicate deals per point, seed {curve['seed']}", fontsize="medium")
+    ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    save(fig, path)
+    plt.close(fig)
 
 
 @dataclass(frozen=True, kw_only=True)

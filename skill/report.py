@@ -9,7 +9,7 @@ runner, :mod:`skill.atlas`), then writes into ``out``:
 - ``report.csv``: one row per variant (the statistics and their intervals);
 - ``ladder.csv``: one row per variant and ladder agent;
 - ``report.md``: the ranked table, what the differences mean, the command and seed;
-- ``rs.png`` and ``ladder.png`` (:mod:`skill.plots`);
+- ``rs.png`` and ``ladder.png`` (:func:`plot_rs`, :func:`plot_ladder`);
 - ``checkpoints/PRESET.pt``: each variant's trained PPO agent (not with the ``zoo`` policy,
   which plays the zoo's universal network in every variant instead);
 - with ``convergence``: ``convergence.md``, ``.json``, ``.csv`` and ``.png`` (:mod:`skill.convergence`).
@@ -25,11 +25,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agents.tasks import LOCAL, Backend
 from agurk_env.atomic import atomic_write_text
 from agurk_env.rules import RulesError
-from skill.budget import BUDGETS, Budget
-from skill.cells import LadderFields, Monitor, grid, run_cells, write_convergence
+from skill.budget import BUDGETS, Budget, LadderFields
+from skill.cells import Monitor, grid, run_cells, write_convergence
+from skill.plots import error_bars, pyplot, save
 from skill.report_text import STAT_KEYS, meaning, policy_sentence, python_call, reproduce, stat_text, write_csv
 from skill.variant import EFFECT_KEYS, VariantRow
 
@@ -119,8 +122,6 @@ def skill_report(
 
 def _write_files(report: Report, out: Path) -> None:
     """Write the report files into ``out``: report.json, .csv and .md, ladder.csv, rs.png and ladder.png."""
-    from skill.plots import plot_ladder, plot_rs
-
     atomic_write_text(out / "report.json", json.dumps(report, indent=2) + "\n")
     write_csv(report["variants"], ["preset"], out / "report.csv", out / "ladder.csv")
     plot_rs(report, out / "rs.png")
@@ -201,3 +202,47 @@ def markdown(report: Report) -> str:
         *reproduce(report["command"], report["seed"], "report"),
     ]
     return "\n".join(lines)
+
+
+def plot_rs(report: Report, path: Path) -> None:
+    """``rs.png``: relative skill (win rate and penalty) per variant with 95% intervals, ranked."""
+    plt = pyplot()
+    variants = report["variants"]
+    names = [v["preset"] for v in variants]
+    y = np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.4 * len(names)))
+    for offset, key, label in ((-0.15, "rs_win", "win rate"), (0.15, "rs_penalty", "penalty per round")):
+        values, err = error_bars([v[key] for v in variants], [v[f"{key}_ci"] for v in variants], cap=1.0)
+        ax.errorbar(values, y + offset, xerr=err, fmt="o", capsize=3, label=label)
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.axvline(1, color="grey", lw=0.8, ls="--")
+    ax.set_yticks(y, names)
+    ax.invert_yaxis()
+    ax.set_xlabel("relative skill: 0 = random, 1 = the fictive player (sees every card)")
+    ax.set_title(f"Relative skill per variant ({report['budget']} budget, seed {report['seed']})")
+    ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    save(fig, path)
+    plt.close(fig)
+
+
+def plot_ladder(report: Report, path: Path) -> None:
+    """``ladder.png``: each ladder agent's focal win rate per variant, with 95% intervals and the fair share."""
+    plt = pyplot()
+    variants = report["variants"]
+    specs = report["ladder"]
+    x = np.arange(len(variants))
+    width = 0.8 / len(specs)
+    fig, ax = plt.subplots(figsize=(max(7, 1.1 * len(variants) + 2), 4.5))
+    for j, spec in enumerate(specs):
+        rows = [next(a for a in v["ladder"] if a["spec"] == spec) for v in variants]
+        values, err = error_bars([a["win_rate"] for a in rows], [a["win_rate_ci"] for a in rows], cap=1.0)
+        ax.bar(x - 0.4 + (j + 0.5) * width, values, width, yerr=err, capsize=1.5, label=spec)
+    ax.axhline(1 / report["players"], color="black", lw=0.8, ls="--", label="fair share")
+    ax.set_xticks(x, [v["preset"] for v in variants], rotation=30, ha="right")
+    ax.set_ylabel(f"win rate against {report['players'] - 1} x {report['field']}")
+    ax.set_title("Ladder win rates per variant (ranked by relative skill)")
+    ax.legend(fontsize="x-small", ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    save(fig, path)
+    plt.close(fig)

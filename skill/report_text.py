@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agurk_env.atomic import atomic_text
-from skill.cells import LadderFields
+from skill.budget import LadderFields
 from skill.variant import EFFECT_KEYS, VariantRow
 
 STAT_KEYS = ("rs_win", "rs_win_plain", "rs_penalty", "skill_share", "n_star", "rating_spread", "upset_rate")

@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from skill.plots import _pyplot, save
+from skill.plots import pyplot, save
 
 
 def plot_tiers(data: dict[str, Any], path: Path) -> None:
     """``tiers.png``: RS (win rate) per preset with its 95% interval and rank interval, coloured by tier."""
-    plt = _pyplot()
+    plt = pyplot()
     vs = data["variants"]
     y = np.arange(len(vs))
     fig, (ax, ax_rank) = plt.subplots(
@@ -40,7 +40,7 @@ def plot_tiers(data: dict[str, Any], path: Path) -> None:
 
 def plot_robustness(data: dict[str, Any], path: Path) -> None:
     """``robustness.png``: each preset's rank in the main study and in every robustness setting."""
-    plt = _pyplot()
+    plt = pyplot()
     rob = data["robustness"]
     columns = [
         ("main (win)", {v["preset"]: v["rank"] for v in data["variants"]}),
@@ -67,7 +67,7 @@ def plot_robustness(data: dict[str, Any], path: Path) -> None:
 
 def plot_convergence(conv: dict[str, Any], path: Path) -> None:
     """``convergence.png``: RS (win rate) of each preset against the network's training decisions."""
-    plt = _pyplot()
+    plt = pyplot()
     x = np.array(conv["decisions"], dtype=float)
     fig, ax = plt.subplots(figsize=(8, 5))
     for v in conv["variants"]:

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
+import numpy as np
+
 from agents.command import Backends, Quiet, worker_count
 from agents.registry import STRONGEST_HEURISTIC, AgentSpecError, make_agent
 from agents.tasks import LOCAL, Backend, TaskError, TaskProgress, run_tasks
@@ -43,6 +45,7 @@ from agurk_env.atomic import atomic_write, atomic_write_text
 from agurk_env.options import REQUIRED, option
 from agurk_env.rules import OPTION_NAMES, PRESETS, Rules, RulesError
 from skill.budget import TRAIN_COST, match_cost, quickstart_settings
+from skill.plots import error_bars, pyplot, save
 from training.config import Config, ConfigError, build_dataclass, config_from_dict, read_mapping
 from training.run import train_to_file
 from training.run_folder import RunFolderError, claim_out
@@ -507,9 +510,7 @@ def sweep(options: SweepOptions, monitor: Monitor | None = None) -> SweepResult:
 
 
 def write_results(out: Path, config: dict[str, Any], rows: list[SweepRow]) -> None:
-    """``results.json``, ``results.csv`` and ``results.png`` (:func:`skill.plots.plot_sweep`) of the rows."""
-    from skill.plots import plot_sweep
-
+    """``results.json``, ``results.csv`` and ``results.png`` (:func:`plot_sweep`) of the rows."""
     data: Results = {"format": FORMAT, "config": config, "columns": list(COLUMNS), "rows": rows}
     atomic_write_text(out / "results.json", json.dumps(data, indent=2) + "\n")
     text = io.StringIO()
@@ -518,3 +519,30 @@ def write_results(out: Path, config: dict[str, Any], rows: list[SweepRow]) -> No
     writer.writerows([row[c] for c in COLUMNS] for row in rows)
     atomic_write_text(out / "results.csv", text.getvalue())
     plot_sweep(rows, out / "results.png")
+
+
+def plot_sweep(rows: list[SweepRow], path: Path) -> None:
+    """``results.png`` of ``agurk sweep``: each agent's win rate at each grid point, 95% intervals, the fair share."""
+    plt = pyplot()
+    keys = list(dict.fromkeys(r["key"] for r in rows))
+    agents = list(dict.fromkeys(r["agent"] for r in rows))
+    y = np.arange(len(keys))
+    step = 0.8 / len(agents)
+    fig, ax = plt.subplots(figsize=(8, 1.4 + 0.35 * len(keys)))
+    for j, agent in enumerate(agents):
+        mine = [r for r in rows if r["agent"] == agent]
+        at = np.array([keys.index(r["key"]) for r in mine]) - 0.4 + (j + 0.5) * step
+        cis = [[r["win_rate_low"], r["win_rate_high"]] for r in mine]
+        values, err = error_bars([r["win_rate"] for r in mine], cis, cap=1.0)
+        ax.errorbar(values, at, xerr=err, fmt="o", ms=3, capsize=2, label=agent)
+    fair = {r["key"]: 1 / r["players"] for r in rows}
+    names = {r["key"]: f"{r['key']} ({r['override']})" if r["override"] else r["key"] for r in rows}
+    ax.scatter([fair[k] for k in keys], y, marker="|", s=150, color="black", label="fair share")
+    ax.set_yticks(y, [names[k] for k in keys])
+    ax.invert_yaxis()
+    ax.set_xlabel(f"win rate against {rows[0]['opponent']} in every other seat")
+    ax.set_title("Sweep: the focal agents' win rates per grid point")
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    save(fig, path)
+    plt.close(fig)
