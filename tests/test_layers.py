@@ -6,11 +6,16 @@ it stands (module level, inside functions, classes, ``try`` or ``if TYPE_CHECKIN
 ``import x``, ``from x import y``, relative imports (resolved against the module's package) and
 ``importlib.import_module(...)`` / ``__import__(...)`` calls whose module name is a string
 constant (or a module-level string, or a module-level dict / list / tuple of strings indexed).
+
+No circles inside a package either: no modules of one package import each other in a loop
+(:func:`import_cycles` over :func:`import_graph`, the same imports, wherever they stand). What two
+modules share goes into the lower one, or a small module below both.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,8 +108,12 @@ def _is_dynamic_import(func: ast.expr) -> str | None:
     return name if name in ("import_module", "__import__") else None
 
 
-def imports_of(source: str, module: str, is_package: bool) -> list[tuple[int, str]]:
-    """Every module ``source`` (the module ``module``) imports, with its line, relative imports resolved."""
+def imports_of(source: str, module: str, is_package: bool, modules: Collection[str] = ()) -> list[tuple[int, str]]:
+    """Every module ``source`` (the module ``module``) imports, with its line, relative imports resolved.
+
+    With ``modules`` (every module name of the tree), ``from X import a`` reads as importing ``X.a``
+    where that is a module, else ``X``: the module the name comes from.
+    """
     tree = ast.parse(source)
     package = _package_of(module, is_package)
     constants = _module_constants(tree)
@@ -114,6 +123,10 @@ def imports_of(source: str, module: str, is_package: bool) -> list[tuple[int, st
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = _resolve(node.module or "", node.level, package)
+            if modules:  # each name from its own module: a submodule, or the module (package) X itself
+                names = [f"{base}.{alias.name}" if base else alias.name for alias in node.names]
+                found += [(node.lineno, n) for n in dict.fromkeys(n if n in modules else base for n in names)]
+                continue
             found.append((node.lineno, base))
             if node.level and not node.module:  # from . import x: x is a module of the package (or a name in it)
                 found += [(node.lineno, f"{base}.{alias.name}" if base else alias.name) for alias in node.names]
@@ -197,6 +210,79 @@ def application_modules(root: Path, package: str = "agurk_env") -> list[str]:
 def test_the_game_layer_has_no_application_modules() -> None:
     found = application_modules(ROOT)
     assert not found, f"agurk_env holds command-line / play / replay / benchmark code: {found}"
+
+
+def import_graph(root: Path, packages: Collection[str] = tuple(RANK)) -> dict[str, dict[str, int]]:
+    """Each module of ``packages`` under ``root`` -> the modules of its own package it imports, with a line.
+
+    Every import counts, wherever it stands (inside functions and ``if TYPE_CHECKING`` blocks too);
+    ``from X import a`` imports the module ``X.a`` when there is one, else ``X``; an import of ``X.Y``
+    is an arrow to the module ``X.Y`` (not to the packages above it).
+    """
+    paths = {module_name(path, root): path for top in packages for path in sorted((root / top).rglob("*.py"))}
+    graph: dict[str, dict[str, int]] = {}
+    for module, path in paths.items():
+        arrows = graph.setdefault(module, {})
+        for line, name in imports_of(path.read_text(), module, path.name == "__init__.py", paths):
+            parts = name.split(".")
+            target = next((".".join(parts[:k]) for k in range(len(parts), 0, -1) if ".".join(parts[:k]) in paths), None)
+            if target is not None and target != module and target.split(".")[0] == module.split(".")[0]:
+                arrows.setdefault(target, line)
+    return graph
+
+
+def import_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The modules that import each other in a loop: each strongly connected component of two or more, sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in graph:  # Tarjan's algorithm, iterative (no recursion limit on a deep chain)
+        if start in index:
+            continue
+        work = [(start, iter(graph[start]))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, arrows = work[-1]
+            target = next(arrows, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(graph.get(target, {}))))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return sorted(found)
+
+
+def _cycle_text(graph: dict[str, dict[str, int]], cycle: list[str]) -> str:
+    arrows = [f"{a} -> {b} (line {line})" for a in cycle for b, line in graph[a].items() if b in cycle]
+    return f"{len(cycle)} modules: " + "; ".join(arrows)
+
+
+def test_no_package_has_an_import_cycle() -> None:
+    graph = import_graph(ROOT)
+    cycles = import_cycles(graph)
+    assert not cycles, "modules that import each other in a loop:\n" + "\n".join(_cycle_text(graph, c) for c in cycles)
+    assert graph["agurk_env.engine"]["agurk_env.rules_kernel"]  # the scan does see the arrows
 
 
 # ----------------------------------------------------------------------------- the checker itself
@@ -309,3 +395,39 @@ def test_checker_flags_application_modules_in_the_game(tmp_path: Path) -> None:
         "agurk_env/play.py",
         "agurk_env/tools.py:2 imports argparse",
     ]
+
+
+@pytest.mark.parametrize(
+    ("files", "cycles"),
+    [
+        ({"agents/a.py": "from agents import b\n", "agents/b.py": "import numpy\n"}, []),
+        (
+            {"agents/a.py": "from agents import b\n", "agents/b.py": "def f():\n    from agents.a import x\n"},
+            [["a", "b"]],
+        ),
+        (
+            {
+                "skill/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from skill.c import C\n",
+                "skill/b.py": "from . import a\n",
+                "skill/c.py": "import skill.b\n",
+            },
+            [["a", "b", "c"]],
+        ),
+        ({"agents/a.py": "from agents import heuristics\n", "agents/heuristics.py": "from agents import X\n"}, []),
+        ({"agents/__init__.py": "from agents.a import x\n", "agents/a.py": "from agents import X\n"}, [["", "a"]]),
+        (
+            {
+                "agents/a.py": "import agents.b\n",
+                "agents/b.py": "import importlib\ndef f():\n    return importlib.import_module('.a', 'agents')\n",
+            },
+            [["a", "b"]],
+        ),
+        ({"agents/a.py": "import skill.x\n", "skill/x.py": "import agents.a\n"}, []),  # across packages: layering
+    ],
+)
+def test_cycle_finder(tmp_path: Path, files: dict[str, str], cycles: list[list[str]]) -> None:
+    root = _tree(tmp_path)
+    _write(root, files)
+    top = next(iter(files)).split("/")[0]
+    found = import_cycles(import_graph(root))
+    assert found == [sorted(f"{top}.{m}" if m else top for m in cycle) for cycle in cycles]
