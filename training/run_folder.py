@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Literal, TypedDict
 
@@ -87,7 +88,7 @@ class Run:
         lines.append(f"{step},{train_seconds:.3f},{wall_seconds:.3f},{name}")
         atomic_write_text(self.folder / CHECKPOINTS / KEPT, "\n".join(lines) + "\n")
 
-    def log(self, scalars: dict[str, float | None], step: int) -> None:
+    def log(self, scalars: Mapping[str, float | None], step: int) -> None:
         """Write scalars at ``step`` (None and NaN are skipped)."""
         for name, value in scalars.items():
             if value is not None and value == value:  # NaN != NaN
