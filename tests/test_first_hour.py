@@ -27,7 +27,7 @@ def test_agurk_train_without_a_config_trains_the_quick_start(
     monkeypatch.chdir(tmp_path)
     assert main(["train", "-q"]) == 2
     assert "stopped by the test" in capsys.readouterr().err
-    (cfg, out), = seen
+    ((cfg, out),) = seen
     assert cfg == load_config(packaged_config("quickstart.yaml"))
     assert Path(out).parent == Path("runs") and Path(out).name.startswith("quickstart-")
 
@@ -38,7 +38,7 @@ def _bar_text(width: int, results: list[dict]) -> str:
 
     from rich.console import Console
 
-    from agurk.cli.train_progress import Progress
+    from training.progress import Progress
 
     buf = io.StringIO()
     console = Console(file=buf, width=width, force_terminal=True, color_system=None, legacy_windows=False)
@@ -233,8 +233,11 @@ def test_the_two_commands_set_up_and_run_what_the_readme_says() -> None:
     quick = (root / "scripts" / "quickstart.sh").read_text()
     assert '-m venv "$1"' in (root / "scripts" / "venv.sh").read_text()
     steps = ('source scripts/venv.sh "$VENV"', "scripts/torch.sh", 'pip install -e ".[rl]"')
-    for step in (*steps, "agurk train configs/quickstart.yaml",
-                 "agurk evaluate --agents \"ppo:$OUT/checkpoints/best.pt"):
+    for step in (
+        *steps,
+        "agurk train configs/quickstart.yaml",
+        'agurk evaluate --agents "ppo:$OUT/checkpoints/best.pt',
+    ):
         assert step in quick, step
     test = (root / "scripts" / "test.sh").read_text()
     assert "apt-get install -y -qq chromium chromium-driver" in test and "scripts/torch.sh" in test

@@ -76,7 +76,7 @@ def test_ctrl_c_at_any_moment_of_a_command_is_one_line_and_status_130(tmp_path: 
 
 def test_a_stop_python_could_not_raise_is_sent_again() -> None:
     """A stop inside a ctypes callback (numba compiling, early in a command) is printed and dropped by Python."""
-    from agurk.cli.stop_signals import Interrupted, Signals
+    from training.stop_signals import Interrupted, Signals
 
     callback = ctypes.CFUNCTYPE(None)(lambda: os.kill(os.getpid(), signal.SIGTERM))
     with pytest.raises(Interrupted), Signals():
@@ -89,7 +89,7 @@ def test_a_stop_lets_the_interrupted_frames_go_quietly(
     capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An object Ctrl-C cut short may fail in ``__del__`` (llvmlite's while numba compiles): no traceback printed."""
-    from agurk.cli.stop_signals import stopped
+    from training.stop_signals import stopped
 
     class HalfBuilt:
         def __del__(self) -> None:

@@ -112,14 +112,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(argv)
     except KeyboardInterrupt as e:  # a command that does not catch it (or not yet: it was still starting)
-        from agurk.cli.stop_signals import stopped
+        from training.stop_signals import stopped
 
         return stopped(e)
     except Exception as e:  # an interrupt wrapped by Python on its way out (an import's __set_name__: RuntimeError)
         interrupt = _interrupt_in(e)
         if interrupt is None:
             raise
-        from agurk.cli.stop_signals import stopped
+        from training.stop_signals import stopped
 
         return stopped(interrupt)
 
@@ -141,7 +141,7 @@ def _run(argv: Sequence[str] | None) -> int:
     import contextlib
     import os
 
-    from agurk.cli.stop_signals import Signals
+    from training.stop_signals import Signals
 
     with Signals():  # a stop while numba loads the commands' kernels is not lost in its callbacks
         from agurk.cli.common import CliError

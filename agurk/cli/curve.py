@@ -18,8 +18,8 @@ from agurk.cli.common import (
     stderr_console,
     task_errors,
 )
-from agurk.cli.stop_signals import stopped
 from skill.curve import CurveOptions, plan_curve, play_curve, write_planned
+from training.stop_signals import stopped
 
 if TYPE_CHECKING:
     from skill.curve import CurvePoint

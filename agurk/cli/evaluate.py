@@ -24,7 +24,7 @@ from agurk.cli.common import (
     warn_other_players,
     write_json,
 )
-from agurk.cli.stop_signals import stopped
+from training.stop_signals import stopped
 
 if TYPE_CHECKING:
     from agents.tournament import TournamentResult

@@ -20,9 +20,9 @@ from agurk.cli.common import (
     task_errors,
     warn_other_players,
 )
-from agurk.cli.stop_signals import stopped
-from agurk.cli.train_progress import LOG_SECONDS, clock
 from skill.leaderboard_plan import LeaderboardOptions, claim_board, plan_board, play_board
+from training.progress import LOG_SECONDS, clock
+from training.stop_signals import stopped
 
 if TYPE_CHECKING:
     from rich.console import Console

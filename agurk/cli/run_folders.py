@@ -3,7 +3,8 @@
 The training library says why a folder cannot be used and what would help
 (:class:`training.run_folder.RunFolderError` ``remedy``, :class:`training.resume.ResumeError`
 ``fatal``); here that becomes one line in the options of the command (``--out``,
-``--resume``, ``--force``). ``agurk train``, ``skill-report``, ``sweep`` and ``curve`` share it.
+``--resume``, ``--force``). ``agurk train``, ``exploit``, ``skill-report``, ``sweep`` and ``curve`` share it;
+:func:`train_with_progress` is the training of ``agurk train`` and ``agurk exploit``, its refusals one line each.
 """
 
 from __future__ import annotations
@@ -14,8 +15,14 @@ from typing import TYPE_CHECKING
 from agurk.cli.common import CliError
 
 if TYPE_CHECKING:
-    from training.resume import ResumeError
+    from rich.console import Console
+
+    from training.config import Config
+    from training.progress import ProgressMode
+    from training.resume import Resume, ResumeError
+    from training.run import RunSummary
     from training.run_folder import RunFolderError
+    from training.stop_signals import Signals
 
 
 def folder_error(error: RunFolderError, flag: str = "--out") -> CliError:
@@ -51,3 +58,25 @@ def resume_error(error: ResumeError) -> CliError:
 def moved_text(out: Path, target: Path, what: str = "a new run") -> str:
     """What ``--force`` did with a used folder."""
     return f"--force: moved the old folder {out} aside to {target}; starting {what} in {out}"
+
+
+def train_with_progress(
+    cfg: Config, out: Path, resume: Resume | None, console: Console, mode: ProgressMode, signals: Signals
+) -> RunSummary:
+    """Train ``cfg`` into the run folder ``out`` (continuing ``resume``) showing its progress; the run's summary.
+
+    A run-folder, config or checkpoint error is one line (:class:`agurk.cli.common.CliError`).
+    """
+    from agents.policy import CheckpointError
+    from training.config import ConfigError
+    from training.progress import Progress
+    from training.run import execute
+    from training.run_folder import RunFolderError
+
+    progress = Progress(console, cfg.total_steps, resume.step if resume else 0, mode, cfg.time_limit * 60)
+    try:
+        return execute(cfg, out, resume.data if resume else None, progress, signals)
+    except RunFolderError as e:
+        raise folder_error(e) from None
+    except (ConfigError, CheckpointError) as e:
+        raise CliError(str(e)) from None

@@ -25,8 +25,8 @@ from agurk.cli.common import (
     stderr_console,
     warn_other_players,
 )
-from agurk.cli.stop_signals import stopped
 from agurk_env.atomic import atomic_file
+from training.stop_signals import stopped
 
 
 def add_parser(sub: Subcommands) -> None:

@@ -17,11 +17,11 @@ from agurk.cli.common import (
     stderr_console,
     task_errors,
 )
-from agurk.cli.stop_signals import stopped
-from agurk.cli.train_progress import LOG_SECONDS, clock
 from agurk_env.rules import PRESETS
 from skill.budget import BUDGETS
 from skill.report_plan import SkillReportOptions
+from training.progress import LOG_SECONDS, clock
+from training.stop_signals import stopped
 
 DESCRIPTION = (
     "For each variant (a rule preset), an agent ladder (random, every heuristic, PIMC at two\n"

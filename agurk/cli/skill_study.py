@@ -16,8 +16,8 @@ from agurk.cli.common import (
     stderr_console,
     task_errors,
 )
-from agurk.cli.stop_signals import stopped
 from skill.study_config import SkillStudyOptions, checked_config
+from training.stop_signals import stopped
 
 DESCRIPTION = (
     "Which rule variant rewards skill, so that the answer reproduces. The best fair agent of every\n"

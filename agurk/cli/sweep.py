@@ -21,8 +21,8 @@ from agurk.cli.common import (
     task_errors,
 )
 from agurk.cli.run_folders import folder_error, moved_text
-from agurk.cli.stop_signals import stopped
 from skill.sweep import SweepOptions, load_sweep, sweep
+from training.stop_signals import stopped
 
 if TYPE_CHECKING:
     from rich.console import Console

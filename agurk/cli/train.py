@@ -20,7 +20,7 @@ from agurk.cli.common import (
     require_rl,
     stderr_console,
 )
-from agurk.cli.stop_signals import Signals, signal_number
+from training.stop_signals import Signals, signal_number
 from training.train import TrainOptions, plan_training
 
 if TYPE_CHECKING:
@@ -86,9 +86,9 @@ def _stopped_early(signum: int) -> int:
 def _train(args: TrainOptions, signals: Signals) -> int:
     """Check the config, the device, the resumed run and the run folder, train, and report (``signals`` entered)."""
     from agents.policy import CheckpointError
-    from agurk.cli.run_folders import folder_error, moved_text, resume_error
-    from agurk.cli.train_progress import eval_text, train_with_progress
+    from agurk.cli.run_folders import folder_error, moved_text, resume_error, train_with_progress
     from training.config import ConfigError, read_mapping
+    from training.progress import eval_text
     from training.resume import ResumeError
     from training.run_folder import RunFolderError
 

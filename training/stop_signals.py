@@ -1,10 +1,11 @@
-"""Stop signals of every command: SIGINT, SIGTERM and SIGHUP stop it like Ctrl-C, never mid-checkpoint.
+"""Stop signals: SIGINT, SIGTERM and SIGHUP stop a run like Ctrl-C, never mid-checkpoint.
 
-:class:`Signals` raises :class:`Interrupted` (a ``KeyboardInterrupt``) in the main thread;
-:func:`agurk.cli.main` enters it around every command, so a command's ``except KeyboardInterrupt``
-(which ends its worker processes, keeps its outputs whole and says :func:`stopped`) handles a
-``kill`` as it handles Ctrl-C. It is also the ``stops`` of :func:`training.run.execute`, which
-saves ``latest.pt`` when one arrives, and holds a signal back while a checkpoint is being written.
+:class:`Signals` raises :class:`Interrupted` (a ``KeyboardInterrupt``) in the main thread. It is the
+``stops`` of :func:`training.run.execute` (and of :func:`training.train.train`), which saves ``latest.pt``
+when one arrives and holds a signal back while a checkpoint is being written: a script that trains under
+``with Signals() as stops:`` is stopped by ``kill`` as by Ctrl-C, its checkpoint whole. :func:`agurk.cli.main`
+enters it around every command, so a command's ``except KeyboardInterrupt`` (which ends its worker
+processes, keeps its outputs whole and says :func:`stopped`) handles a ``kill`` as it handles Ctrl-C.
 """
 
 from __future__ import annotations

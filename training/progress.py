@@ -1,6 +1,7 @@
-"""What ``agurk train`` shows while it trains: a progress bar on a terminal, plain lines in a log file.
+"""A run's progress on stderr: a progress bar on a terminal, plain lines in a log file (what ``agurk train`` shows).
 
-Progress is over learner decisions, toward whichever ends the run first: ``total_steps``
+:class:`Progress` is a :class:`training.schedule.ProgressSink`: ``train(options, Progress(...))`` shows it from
+code too. Progress is over learner decisions, toward whichever ends the run first: ``total_steps``
 decisions or ``time_limit`` minutes (the share done and the ETA follow the nearer one).
 """
 
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -17,11 +17,7 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
     from rich.progress import Progress as Bar
 
-    from agurk.cli.stop_signals import Signals
-    from training.config import Config
     from training.evaluation import Evaluation
-    from training.resume import Resume
-    from training.run import RunSummary
 
 LOG_SECONDS = 30.0
 """Seconds between two plain progress lines when stderr is not a terminal."""
@@ -163,26 +159,3 @@ def _two_line_bar(console: Console, progress: Progress) -> Bar:
         console=console,
         transient=False,
     )
-
-
-def train_with_progress(
-    cfg: Config, out: Path, resume: Resume | None, console: Console, mode: ProgressMode, signals: Signals
-) -> RunSummary:
-    """Train ``cfg`` into the run folder ``out`` (continuing ``resume``) showing :class:`Progress`; the run's summary.
-
-    A run-folder, config or checkpoint error is one line (:class:`agurk.cli.common.CliError`).
-    """
-    from agents.policy import CheckpointError
-    from agurk.cli.common import CliError
-    from agurk.cli.run_folders import folder_error
-    from training.config import ConfigError
-    from training.run import execute
-    from training.run_folder import RunFolderError
-
-    progress = Progress(console, cfg.total_steps, resume.step if resume else 0, mode, cfg.time_limit * 60)
-    try:
-        return execute(cfg, out, resume.data if resume else None, progress, signals)
-    except RunFolderError as e:
-        raise folder_error(e) from None
-    except (ConfigError, CheckpointError) as e:
-        raise CliError(str(e)) from None
