@@ -38,7 +38,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -50,6 +50,9 @@ from agurk_env.matches import DEFAULT_BATCH
 from agurk_env.rules import Rules
 from skill.cache import TaskCache
 from skill.people import PREFIX, PersonMatches, RatedPerson, check_person, rate_person
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 RESAMPLES = 1000
 """Bootstrap resamples of the rating intervals."""
@@ -501,6 +504,26 @@ def markdown(data: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def table(data: dict[str, Any]) -> Table:
+    """The ranked agents (and people) as a rich table: rating with its 95% interval, Nash rating and weight."""
+    from rich.table import Table
+
+    title = f"leaderboard: {data['players']} players, {data['deals']} deals, seed {data['seed']}"
+    ranked = Table(title=title, title_justify="left")
+    for name in ("rank", "agent", "rating [95% CI]", "Nash rating", "Nash weight"):
+        ranked.add_column(name, justify="left" if name == "agent" else "right")
+    for a in data["agents"]:
+        low, high = a["rating_ci"]
+        ranked.add_row(
+            str(a["rank"]),
+            a["spec"],
+            f"{a['rating']:.0f} [{low:.0f}, {high:.0f}]",
+            "-" if a["nash_rating"] is None else f"{a['nash_rating']:+.3f}",
+            "-" if a["nash_weight"] is None else f"{a['nash_weight']:.3f}",
+        )
+    return ranked
 
 
 def plot(data: dict[str, Any], path: Path) -> None:

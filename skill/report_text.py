@@ -6,11 +6,14 @@ import csv
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agurk_env.atomic import atomic_text
 from skill.budget import LadderFields
 from skill.variant import EFFECT_KEYS, VariantRow
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 STAT_KEYS = ("rs_win", "rs_win_plain", "rs_penalty", "skill_share", "n_star", "rating_spread", "upset_rate")
 """Variant statistics of the ranked table, each with an interval (:func:`ci_key`); RS by win rate with the control
@@ -73,6 +76,20 @@ def stat_text(variant: VariantRow, key: str) -> str:
 
     low, high = variant[ci_key(key)]
     return f"{fmt(variant[key])} [{fmt(low)}, {fmt(high)}]"
+
+
+def ranking_table(rows: Sequence[VariantRow], title: str) -> Table:
+    """Ranked variants (or atlas cells) as a rich table: each statistic with its interval (:func:`stat_text`)."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    names = ("rank", "variant", "RS win", "RS win plain", "RS penalty", "skill share", "N* matches", "spread", "upsets")
+    for name in names:
+        table.add_column(name, justify="right" if name == "rank" else "left")
+    for v in rows:
+        name = f"{v['preset']} {v['players']}p x {v['hand_size']}c" if "key" in v else v["preset"]
+        table.add_row(str(v["rank"]), name, *(stat_text(v, k) for k in STAT_KEYS))
+    return table
 
 
 def ci_key(key: str) -> str:

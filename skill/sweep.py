@@ -33,7 +33,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from skill.plots import error_bars, pyplot, save
 from training.config import Config, ConfigError, build_dataclass, config_from_dict, read_mapping
 from training.run import train_to_file
 from training.run_folder import RunFolderError, claim_out
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 FORMAT = "agurk-sweep"
 """The ``format`` of ``sweep.json`` and ``results.json``."""
@@ -546,3 +549,24 @@ def plot_sweep(rows: list[SweepRow], path: Path) -> None:
     fig.tight_layout()
     save(fig, path)
     plt.close(fig)
+
+
+def results_table(rows: list[SweepRow], title: str) -> Table:
+    """A sweep's rows (:data:`COLUMNS`) as a rich table: each statistic with its 95% interval."""
+    from rich.table import Table
+
+    keys = ("preset", "players", "hand_size", "seed", "override", "agent", "opponent", "deals")
+    stats = (("win rate", "win_rate", 3), ("penalty", "mean_penalty", 2), ("last trick", "last_trick_rate", 3))
+    stats += (("rating", "rating", 0),)
+    table = Table(title=title, title_justify="left")
+    for key in keys:
+        name = "hand" if key == "hand_size" else key
+        table.add_column(name, justify="right" if key in ("players", "hand_size", "seed", "deals") else "left")
+    for name, _, _ in stats:
+        table.add_column(name)
+    for r in rows:
+        cells = [str(r[k]) for k in keys]
+        for _, key, digits in stats:
+            cells.append(f"{r[key]:.{digits}f} [{r[f'{key}_low']:.{digits}f}, {r[f'{key}_high']:.{digits}f}]")
+        table.add_row(*cells)
+    return table

@@ -6,7 +6,7 @@ import argparse
 import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agurk.cli.common import (
     RULE_NOTES,
@@ -20,6 +20,7 @@ from agurk.cli.common import (
     task_errors,
     warn_other_players,
 )
+from agurk.cli.rich_tables import print_table
 from skill.leaderboard_plan import LeaderboardOptions, claim_board, plan_board, play_board
 from training.progress import LOG_SECONDS, clock
 from training.stop_signals import stopped
@@ -179,32 +180,12 @@ def run(namespace: argparse.Namespace) -> int:
         return stopped(e, f": the tables finished so far are in {args.cache_dir()}; run the same command to go on")
     seconds = time.perf_counter() - start
     if not args.quiet:
-        _print_table(data)
+        from skill.leaderboard import table
+
+        print_table(table(data))
     rated = f" and {len(people)} {'person' if len(people) == 1 else 'people'}" if people else ""
     print(
         f"{len(plan.specs)} agents{rated}, {len(plan.tasks)} tables ({played.played} played, {played.cached} from the "
         f"cache), {seconds:.0f} s -> {Path(args.out) / 'leaderboard.md'}"
     )
     return 0
-
-
-def _print_table(data: dict[str, Any]) -> None:
-    """The ranked agents (and people) on stdout: rating with its 95% interval, Nash rating and weight."""
-    from rich.table import Table
-
-    from agurk.cli.rich_tables import print_table
-
-    title = f"leaderboard: {data['players']} players, {data['deals']} deals, seed {data['seed']}"
-    table = Table(title=title, title_justify="left")
-    for name in ("rank", "agent", "rating [95% CI]", "Nash rating", "Nash weight"):
-        table.add_column(name, justify="left" if name == "agent" else "right")
-    for a in data["agents"]:
-        low, high = a["rating_ci"]
-        table.add_row(
-            str(a["rank"]),
-            a["spec"],
-            f"{a['rating']:.0f} [{low:.0f}, {high:.0f}]",
-            "-" if a["nash_rating"] is None else f"{a['nash_rating']:+.3f}",
-            "-" if a["nash_weight"] is None else f"{a['nash_weight']:.3f}",
-        )
-    print_table(table)

@@ -17,6 +17,7 @@ from agurk.cli.common import (
     stderr_console,
     task_errors,
 )
+from agurk.cli.rich_tables import print_table
 from agurk_env.rules import PRESETS
 from skill.budget import BUDGETS
 from skill.report_plan import SkillReportOptions
@@ -157,6 +158,7 @@ def run(namespace: argparse.Namespace) -> int:
     args.tasks_backend()
     try:
         from skill.report_plan import plan_report, run_planned
+        from skill.report_text import ranking_table
     except ImportError as e:  # torch and matplotlib are optional dependencies
         raise rl_extra_error("agurk skill-report", (e.name or "torch").split(".")[0]) from None
     try:
@@ -181,27 +183,10 @@ def run(namespace: argparse.Namespace) -> int:
     rows: list[Any] = data["cells"] if plan.is_atlas else data["variants"]
     what = "atlas cells" if plan.is_atlas else "variants"
     if not args.quiet:
-        _print_table(rows, f"{what} ranked by relative skill ({args.budget}, seed {args.seed})")
+        print_table(ranking_table(rows, f"{what} ranked by relative skill ({args.budget}, seed {args.seed})"))
     if plan.is_atlas:
         gone = f" ({len(plan.left_out)} left out: they do not fit the deck)" if plan.left_out else ""
         print(f"{len(plan.names)} cells{gone}, {args.budget} budget, {seconds:.0f} s -> {plan.out / 'atlas.md'}")
     else:
         print(f"{len(plan.variants)} variants, {args.budget} budget, {seconds:.0f} s -> {plan.out / 'report.md'}")
     return 0
-
-
-def _print_table(rows: list[dict[str, Any]], title: str) -> None:
-    """Ranked variants (or atlas cells) as a table on stdout."""
-    from rich.table import Table
-
-    from agurk.cli.rich_tables import print_table
-    from skill.report_text import STAT_KEYS, stat_text
-
-    table = Table(title=title, title_justify="left")
-    names = ("rank", "variant", "RS win", "RS win plain", "RS penalty", "skill share", "N* matches", "spread", "upsets")
-    for name in names:
-        table.add_column(name, justify="right" if name == "rank" else "left")
-    for v in rows:
-        name = f"{v['preset']} {v['players']}p x {v['hand_size']}c" if "key" in v else v["preset"]
-        table.add_row(str(v["rank"]), name, *(stat_text(v, k) for k in STAT_KEYS))
-    print_table(table)

@@ -21,7 +21,7 @@ from agurk.cli.common import (
     task_errors,
 )
 from agurk.cli.run_folders import folder_error, moved_text
-from skill.sweep import SweepOptions, load_sweep, sweep
+from skill.sweep import SweepOptions, load_sweep, results_table, sweep
 from training.stop_signals import stopped
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def run(namespace: argparse.Namespace) -> int:
     """Run (or resume) a sweep and write its results table."""
     args = from_args(SweepOptions, namespace)
     try:
-        from agurk.cli.rich_tables import print_table, sweep_table
+        from agurk.cli.rich_tables import print_table
         from training.run_folder import RunFolderError
     except ImportError as e:  # torch and matplotlib are optional dependencies
         raise rl_extra_error("agurk sweep", (e.name or "torch").split(".")[0]) from None
@@ -123,7 +123,7 @@ def run(namespace: argparse.Namespace) -> int:
     if result.moved:
         print(f"{PROG}: {moved_text(Path(args.out), result.moved, 'the sweep')}", file=sys.stderr)
     seconds = time.perf_counter() - start
-    print_table(sweep_table(result.rows, f"sweep {args.config}: each agent against {cfg.opponent}, 95% intervals"))
+    print_table(results_table(result.rows, f"sweep {args.config}: each agent against {cfg.opponent}, 95% intervals"))
     print(
         f"{len(result.ran) + len(result.resumed)} tasks ({len(result.resumed)} resumed, {len(result.ran)} run), "
         f"{len(result.rows)} rows, {seconds:.0f} s -> {Path(args.out) / 'results.csv'}"
