@@ -76,11 +76,12 @@ def _variant(preset: str, rank: int) -> dict:
 def test_the_skill_report_table_is_unwrapped_in_a_file(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agurk.cli.skill_report import _print_table
+    from agurk.cli.rich_tables import print_table
+    from skill.report_text import ranking_table
 
     monkeypatch.delenv("COLUMNS", raising=False)
     presets = ["standard", "last_trick_only", "every_trick"]
-    _print_table([_variant(p, i + 1) for i, p in enumerate(presets)], "variants ranked by relative skill")
+    print_table(ranking_table([_variant(p, i + 1) for i, p in enumerate(presets)], "variants ranked by relative skill"))
     lines = capsys.readouterr().out.splitlines()
     for i, preset in enumerate(presets):
         (line,) = [line for line in lines if f" {preset} " in line]  # one line per row, no cell wrapped

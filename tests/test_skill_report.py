@@ -165,18 +165,18 @@ def test_progress_display_shows_every_variant_and_the_whole_run() -> None:
 
     from rich.console import Console
 
-    from agurk.cli.skill_report import _SkillMonitor
+    from agurk.monitors import SkillMonitor
 
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, width=100)
-    with _SkillMonitor(console, ["standard", "swedish"], enabled=True) as update:
+    with SkillMonitor(console, ["standard", "swedish"], enabled=True) as update:
         assert update is not None
         update([5.0, 0.0], [10.0, 10.0], ["pimc:worlds=4", "waiting"])
         update([10.0, 2.5], [10.0, 10.0], ["done", "training PPO"])
     text = buf.getvalue()  # the last frame (rich redraws on a timer and on stop)
     assert "all variants" in text and "standard: done" in text and "swedish: training PPO" in text
     assert " 62%" in text and " 25%" in text  # (10 + 2.5) / 20 overall, 2.5 / 10 for swedish
-    with _SkillMonitor(console, ["standard"], enabled=False) as update:
+    with SkillMonitor(console, ["standard"], enabled=False) as update:
         assert update is None
 
 
@@ -227,15 +227,15 @@ def test_plain_progress_lines_say_the_share_done_now_and_then(monkeypatch: pytes
 
     from rich.console import Console
 
-    from agurk.cli import skill_report
+    from agurk import monitors
 
     buf = io.StringIO()
     now = [100.0]
-    monkeypatch.setattr(skill_report.time, "monotonic", lambda: now[0])
-    with skill_report._SkillMonitor(Console(file=buf, width=200), ["standard", "swedish"], False, lines=True) as say:
+    monkeypatch.setattr(monitors.time, "monotonic", lambda: now[0])
+    with monitors.SkillMonitor(Console(file=buf, width=200), ["standard", "swedish"], False, lines=True) as say:
         say([1.0, 1.0], [10.0, 10.0], ["pimc:worlds=4", "zoo"])
         assert buf.getvalue() == ""  # not yet: one line every LOG_SECONDS
-        now[0] += skill_report.LOG_SECONDS
+        now[0] += monitors.LOG_SECONDS
         say([2.5, 2.5], [10.0, 10.0], ["pimc:worlds=4", "zoo"])
         say([10.0, 5.0], [10.0, 10.0], ["done", "zoo"])
     lines = buf.getvalue().splitlines()

@@ -1,4 +1,6 @@
-"""What every ``agurk`` command shares: the one-line-error parser, errors, shared options, outputs, progress bars.
+"""What every ``agurk`` command shares: the one-line-error parser, errors, shared options, outputs.
+
+What the commands show while they work is in :mod:`agurk.monitors`.
 
 The shared options (seed, JSON output, quiet, backend, the rules) are declared once, in :mod:`agents.command`
 (below the application, so that a library call takes the options its command parses). Each command declares its
@@ -31,7 +33,6 @@ from agurk_env.rules import OPTION_NAMES, Rules, RulesError
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.progress import Progress, ProgressColumn
 
 
 HELP_COLUMNS = 100
@@ -338,49 +339,6 @@ def stdout_console() -> Console:
     from rich.console import Console
 
     return Console()
-
-
-# ----------------------------------------------------------------------------- progress
-
-
-def start_bar(console: Console, *count: str | ProgressColumn) -> Progress:
-    """A started, transient rich progress display: description, bar, the ``count`` columns, elapsed time, eta."""
-    from rich.progress import BarColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
-
-    bar = Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        *count,
-        TimeElapsedColumn(),
-        "eta",
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
-    bar.start()
-    return bar
-
-
-class MatchProgress:
-    """A transient rich progress bar over ``total`` matches; yields the ``progress(n_done)`` callback."""
-
-    def __init__(self, console: Console, total: int, enabled: bool) -> None:
-        self.console, self.total, self.enabled = console, total, enabled
-        self._bar: Progress | None = None
-
-    def __enter__(self) -> Callable[[int], None] | None:
-        if not self.enabled:
-            return None
-        from rich.progress import MofNCompleteColumn
-
-        self._bar = start_bar(self.console, MofNCompleteColumn(), "matches")
-        task = self._bar.add_task("simulating", total=self.total)
-        bar = self._bar
-        return lambda n_done: bar.update(task, completed=n_done)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
 
 
 RL_INSTALL = 'pip install -e ".[rl]"'

@@ -13,7 +13,6 @@ from agurk.cli.common import (
     PROG,
     RULE_NOTES,
     Formatter,
-    MatchProgress,
     Subcommands,
     add_options,
     from_args,
@@ -24,6 +23,7 @@ from agurk.cli.common import (
     warn_other_players,
     write_json,
 )
+from agurk.monitors import MatchProgress
 from training.stop_signals import stopped
 
 if TYPE_CHECKING:

@@ -21,13 +21,11 @@ from agurk.cli.common import (
     warn_other_players,
 )
 from agurk.cli.rich_tables import print_table
+from agurk.monitors import LeaderboardLines, leaderboard_line
 from skill.leaderboard_plan import LeaderboardOptions, claim_board, plan_board, play_board
-from training.progress import LOG_SECONDS, clock
 from training.stop_signals import stopped
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from skill.leaderboard import LeaderboardPlan
     from skill.people import PersonMatches
 
@@ -95,47 +93,6 @@ def _needs() -> None:
         raise rl_extra_error("agurk leaderboard", "matplotlib") from None
 
 
-class _Lines:
-    """Progress as timestamped lines on stderr: at the start, every :data:`LOG_SECONDS` (5 s on a terminal), the end."""
-
-    def __init__(self, console: Console, plan: LeaderboardPlan, quiet: bool) -> None:
-        self.console, self.plan, self.quiet = console, plan, quiet
-        self.every = 5.0 if console.is_terminal else LOG_SECONDS
-        self.started = self.last = time.monotonic()
-        self.first: int | None = None
-        self.ended = False
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if self.quiet or self.ended:
-            return
-        if self.first is None:
-            self.first = done
-            tables = len(self.plan.tasks)
-            cached = done // self.plan.deals
-            self._say(
-                f"{len(self.plan.groups)} group{'s' if len(self.plan.groups) > 1 else ''} of "
-                f"{self.plan.rules.players} agents, {tables} tables, {total:,} matches "
-                f"({cached} tables from the cache, {tables - cached} to play)"
-            )
-        elif done >= total:
-            self.ended = True
-            self._say(f"all {total:,} matches in, {clock(now - self.started)}")
-        elif now - self.last >= self.every:
-            self.last = now
-            share = (done - self.first) / max(total - self.first, 1)
-            left = f", about {clock((now - self.started) * (1 - share) / share)} left" if share > 0 else ""
-            self._say(f"{done:,}/{total:,} matches{left}")
-
-    def _say(self, text: str) -> None:
-        _say(self.console, text)
-
-
-def _say(console: Console, text: str) -> None:
-    """One timestamped progress line on ``console``."""
-    console.print(f"{time.strftime('%H:%M:%S')} leaderboard: {text}", markup=False, highlight=False, soft_wrap=True)
-
-
 def _people(db: str, plan: LeaderboardPlan) -> tuple[list[PersonMatches], list[str]]:
     """The people of ``db`` with matches at the plan's table, and a line on each; one line and exit 2 when none."""
     from agurk.web.people import people_matches, read_rows, reasons
@@ -171,11 +128,11 @@ def run(namespace: argparse.Namespace) -> int:
     claim_board(board)
     console = stderr_console()
     for line in [] if args.quiet else notes:
-        _say(console, line)
+        leaderboard_line(console, line)
     start = time.perf_counter()
     try:
         with task_errors():
-            played, data = play_board(board, _Lines(console, plan, args.quiet), people)
+            played, data = play_board(board, LeaderboardLines(console, plan, args.quiet), people)
     except KeyboardInterrupt as e:
         return stopped(e, f": the tables finished so far are in {args.cache_dir()}; run the same command to go on")
     seconds = time.perf_counter() - start

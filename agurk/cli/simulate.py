@@ -16,7 +16,6 @@ from agurk.cli.common import (
     RULE_NOTES,
     CliError,
     Formatter,
-    MatchProgress,
     Subcommands,
     add_options,
     from_args,
@@ -25,6 +24,7 @@ from agurk.cli.common import (
     stderr_console,
     warn_other_players,
 )
+from agurk.monitors import MatchProgress
 from agurk_env.atomic import atomic_file
 from training.stop_signals import stopped
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from agurk.cli.common import (
@@ -13,15 +12,14 @@ from agurk.cli.common import (
     add_options,
     from_args,
     rl_extra_error,
-    start_bar,
     stderr_console,
     task_errors,
 )
 from agurk.cli.rich_tables import print_table
+from agurk.monitors import SkillMonitor
 from agurk_env.rules import PRESETS
 from skill.budget import BUDGETS
 from skill.report_plan import SkillReportOptions
-from training.progress import LOG_SECONDS, clock
 from training.stop_signals import stopped
 
 DESCRIPTION = (
@@ -95,60 +93,6 @@ def add_parser(sub: Subcommands) -> None:
     p.set_defaults(func=run)
 
 
-class _SkillMonitor:
-    """Progress of ``skill-report``: a bar per task (variant or atlas cell) and overall, or plain lines (``lines``).
-
-    On a terminal (``enabled``) one bar over the whole run and one per task; otherwise, with
-    ``lines``, one timestamped line per finished task and, every :data:`LOG_SECONDS`, one with
-    the share of the whole run done and the time left (the tasks run largest first, so the
-    variants tend to finish together, late).
-    """
-
-    def __init__(self, console: Any, variants: Sequence[str], enabled: bool, lines: bool = False) -> None:
-        self.console, self.variants, self.enabled, self.lines = console, list(variants), enabled, lines
-        self._bar: Any = None
-        self._tasks: list[Any] = []
-        self._finished: set[int] = set()
-        self._started = self._logged = time.monotonic()
-
-    def __enter__(self) -> Callable[[list[float], list[float], list[str]], None] | None:
-        if self.enabled:
-            from rich.progress import TaskProgressColumn
-
-            self._bar = start_bar(self.console, TaskProgressColumn())
-            self._overall = self._bar.add_task("all variants", total=1.0)
-            self._tasks = [self._bar.add_task(f"  {v}: waiting", total=1.0) for v in self.variants]
-            return self.update
-        return self.print_finished if self.lines else None
-
-    def update(self, done: list[float], totals: list[float], stages: list[str]) -> None:
-        """Show each variant's share done and stage, and the whole run's."""
-        for task, name, d, t, stage in zip(self._tasks, self.variants, done, totals, stages, strict=True):
-            self._bar.update(task, completed=min(d / t, 1.0), description=f"  {name}: {stage}")
-        self._bar.update(self._overall, completed=min(sum(done) / sum(totals), 1.0))
-
-    def print_finished(self, done: list[float], totals: list[float], stages: list[str]) -> None:
-        """One timestamped line for each task that has just finished, and one on the whole run now and then."""
-        for i, stage in enumerate(stages):
-            if stage == "done" and i not in self._finished:
-                self._finished.add(i)
-                self._say(f"{self.variants[i]}: done ({len(self._finished)}/{len(self.variants)})")
-        now = time.monotonic()
-        if now - self._logged >= LOG_SECONDS and len(self._finished) < len(self.variants):
-            self._logged = now
-            share = min(sum(done) / sum(totals), 1.0)
-            left = (now - self._started) * (1 - share) / share if share > 0 else None
-            eta = f", about {clock(left)} left" if left is not None else ""
-            self._say(f"{share:.0%} of the work done, {len(self._finished)}/{len(self.variants)} finished{eta}")
-
-    def _say(self, text: str) -> None:
-        self.console.print(f"{time.strftime('%H:%M:%S')} {text}", markup=False, highlight=False)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-
 def run(namespace: argparse.Namespace) -> int:
     """Measure which variants favour skill: ladder vs field per variant (or atlas cell), RS / N* / spread / upsets."""
     from agurk.cli.run_folders import folder_error, moved_text
@@ -175,7 +119,7 @@ def run(namespace: argparse.Namespace) -> int:
     bar = not args.quiet and console.is_terminal
     start = time.perf_counter()
     try:
-        with task_errors(), _SkillMonitor(console, plan.names, bar, lines=not args.quiet) as monitor:
+        with task_errors(), SkillMonitor(console, plan.names, bar, lines=not args.quiet) as monitor:
             data = run_planned(plan, monitor)
     except KeyboardInterrupt as e:
         return stopped(e)

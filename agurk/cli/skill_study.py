@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any
 
 from agurk.cli.common import (
     Formatter,
@@ -16,6 +15,7 @@ from agurk.cli.common import (
     stderr_console,
     task_errors,
 )
+from agurk.monitors import StudyLines
 from skill.study_config import SkillStudyOptions, checked_config
 from training.stop_signals import stopped
 
@@ -57,29 +57,6 @@ def add_parser(sub: Subcommands) -> None:
     p.set_defaults(func=run)
 
 
-class _Lines:
-    """Progress as timestamped lines on stderr: every finished piece on a terminal, else every 30 s."""
-
-    def __init__(self, console: Any, quiet: bool) -> None:
-        self.console, self.quiet = console, quiet
-        self.last = 0.0
-
-    def stage(self, name: str) -> Any:
-        """The monitor of one stage of the study."""
-
-        def monitor(done: int, total: int, piece: str) -> None:
-            now = time.monotonic()
-            if self.quiet or not total:
-                return
-            if done in (0, total) or now - self.last >= 30 or self.console.is_terminal:
-                self.last = now
-                what = f" ({piece})" if piece else ""
-                text = f"{time.strftime('%H:%M:%S')} {name}: {done}/{total} pieces{what}"
-                self.console.print(text, markup=False, highlight=False)
-
-        return monitor
-
-
 def run(namespace: argparse.Namespace) -> int:
     """Run or resume the study and write its files."""
     args = from_args(SkillStudyOptions, namespace)
@@ -93,7 +70,7 @@ def run(namespace: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         with task_errors():
-            study, data = skill_study(args, _Lines(console, args.quiet).stage)
+            study, data = skill_study(args, StudyLines(console, args.quiet).stage)
     except KeyboardInterrupt as e:
         cache = args.cache or str(Path(args.out) / "cache")
         return stopped(e, f": the pieces finished so far are in {cache}; run the same command to go on")

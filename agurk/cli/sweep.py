@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import datetime
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from agurk.cli.common import (
     PROG,
@@ -16,17 +14,13 @@ from agurk.cli.common import (
     add_options,
     from_args,
     rl_extra_error,
-    start_bar,
     stderr_console,
     task_errors,
 )
 from agurk.cli.run_folders import folder_error, moved_text
+from agurk.monitors import SweepProgress
 from skill.sweep import SweepOptions, load_sweep, results_table, sweep
 from training.stop_signals import stopped
-
-if TYPE_CHECKING:
-    from rich.console import Console
-    from rich.progress import Progress, TaskID
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -55,49 +49,6 @@ def add_parser(sub: Subcommands) -> None:
     )
     add_options(p, SweepOptions, docs={"quiet": "no progress bar or progress lines"})
     p.set_defaults(func=run)
-
-
-class SweepProgress:
-    """One progress bar over every task on a terminal (tasks done, eta), else one plain line per finished task."""
-
-    def __init__(self, console: Console, mode: str) -> None:
-        self.console, self.mode = console, mode
-        self._bar: Progress | None = None
-        self._task: TaskID | None = None
-        self._started = time.monotonic()
-        self._first: int | None = None
-
-    def __enter__(self) -> SweepProgress:
-        return self
-
-    def __call__(self, done: int, total: int, completed: float, key: str | None) -> None:
-        """Show ``done`` of ``total`` tasks (``completed`` with the running ones' shares); ``key`` just finished."""
-        if self._first is None:
-            self._first = done
-            if self.mode == "lines":
-                self._line(f"{total} tasks, {done} stored before (resumed), {total - done} to run")
-        if self.mode == "bar":
-            if self._bar is None:
-                from rich.progress import TextColumn
-
-                self._bar = start_bar(self.console, TextColumn("{task.fields[done]}/{task.total:.0f} tasks"))
-                self._task = self._bar.add_task("sweep", total=total, completed=completed, done=done)
-            self._bar.update(self._task, completed=completed, done=done)
-        elif self.mode == "lines" and key is not None:
-            elapsed = time.monotonic() - self._started
-            ran = done - self._first
-            eta = datetime.timedelta(seconds=round(elapsed / ran * (total - done))) if ran else "-"
-            self._line(
-                f"{done}/{total} tasks ({100 * done / total:.0f}%), "
-                f"elapsed {datetime.timedelta(seconds=round(elapsed))}, eta {eta}: {key} done"
-            )
-
-    def _line(self, text: str) -> None:
-        print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} sweep: {text}", file=sys.stderr, flush=True)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
 
 
 def run(namespace: argparse.Namespace) -> int:
