@@ -389,6 +389,35 @@ def test_serve_refuses_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
     assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("host", "printed"),
+    [
+        ("127.0.0.1", "agurk serve: open http://127.0.0.1:{port}/ (Ctrl-C stops)\n"),
+        (
+            "::",
+            "note: listening on ::: other machines can reach this server (no TLS, no login)\n"
+            "agurk serve: open http://[::]:{port}/ (Ctrl-C stops)\n",
+        ),
+    ],
+)
+def test_serve_prints_where_to_open_the_page(
+    host: str, printed: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import gc
+
+    import uvicorn
+
+    served: list[uvicorn.Config] = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda server: served.append(server.config))
+    monkeypatch.setattr(gc, "freeze", lambda: None)  # this process is no server
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert cli.main(["serve", "--host", host, "--port", str(port), "--db", str(tmp_path / "db.sqlite")]) == 0
+    assert capsys.readouterr().out == printed.format(port=port)
+    assert [(c.host, c.port) for c in served] == [(host, port)]
+
+
 @pytest.mark.parametrize("spec", ["ppo:run.pt", "guided:policy=runs/x.pt", "guard,ppo:/tmp/a.pt", "guided:policy=a.pt"])
 def test_a_server_without_checkpoints_refuses_specs_that_name_files(spec: str) -> None:
     client = TestClient(create_app(Limits(checkpoints=False)))
