@@ -4,7 +4,8 @@
 what its owner may see), :mod:`agurk.web.store` keeps the games of every user with their tokens and expiry,
 :mod:`agurk.web.hint` values the cards for the hint button, :mod:`agurk.web.app` is the ASGI
 app (Starlette) with its JSON API and the page in ``static/``, and :mod:`agurk.web.load`
-plays many games over loopback HTTP (``agurk bench serve``). Every rule comes from the engine.
+plays many games over loopback HTTP (``agurk bench serve``); :func:`agurk.web.server.serve` runs the server.
+Every rule comes from the engine.
 """
 
 MAX_GAMES = 1000
