@@ -30,7 +30,7 @@ import dataclasses
 import io
 import json
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -556,15 +556,20 @@ def results_table(rows: list[SweepRow], title: str) -> Table:
     from rich.table import Table
 
     keys = ("preset", "players", "hand_size", "seed", "override", "agent", "opponent", "deals")
-    stats = (("win rate", "win_rate", 3), ("penalty", "mean_penalty", 2), ("last trick", "last_trick_rate", 3))
-    stats += (("rating", "rating", 0),)
+    stats = (
+        ("win rate", "win_rate", 3),
+        ("penalty", "mean_penalty", 2),
+        ("last trick", "last_trick_rate", 3),
+        ("rating", "rating", 0),
+    )
     table = Table(title=title, title_justify="left")
     for key in keys:
         name = "hand" if key == "hand_size" else key
         table.add_column(name, justify="right" if key in ("players", "hand_size", "seed", "deals") else "left")
     for name, _, _ in stats:
         table.add_column(name)
-    for r in rows:
+    for row in rows:
+        r: Mapping[str, object] = row
         cells = [str(r[k]) for k in keys]
         for _, key, digits in stats:
             cells.append(f"{r[key]:.{digits}f} [{r[f'{key}_low']:.{digits}f}, {r[f'{key}_high']:.{digits}f}]")

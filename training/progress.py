@@ -71,15 +71,16 @@ class Progress:
         self._last_line: float | None = None
         if mode == "bar":
             self._bar = _two_line_bar(console, self)
-            fields = {"decisions": f"{start:,}/{total:,}", "sps": "-"}
-            self._task = self._bar.add_task("train", total=1.0, completed=self.done(start, self._started), **fields)
+            self._task = self._bar.add_task("train", total=1.0, decisions=f"{start:,}/{total:,}", sps="-")
+            self._bar.update(self._task, completed=self.done(start, self._started))
             self._bar.start()
 
     def begin(self) -> None:
         """Training starts now: elapsed time and ``time_limit`` count from here, as the trainer's do."""
         self._started = time.monotonic()
         if self._bar is not None:
-            self._bar.reset(self._task, completed=self.done(self.start, self._started))
+            self._bar.reset(self._task)
+            self._bar.update(self._task, completed=self.done(self.start, self._started))
 
     def done(self, step: int, now: float) -> float:
         """The share of the run done: of ``total_steps``, or of ``time_limit`` if that is nearer its end."""
@@ -105,7 +106,7 @@ class Progress:
         if evaluation is not None:
             self._eval = eval_text(evaluation, short=True)
         now = time.monotonic()
-        if self.mode == "bar":
+        if self._bar is not None:
             fields: dict[str, Any] = {"decisions": f"{step:,}/{self.total:,}"}
             self._eta = self.eta(step, now)
             if self._sps is not None:
