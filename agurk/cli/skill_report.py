@@ -103,10 +103,10 @@ def run(namespace: argparse.Namespace) -> int:
     try:
         from skill.report_plan import plan_report, run_planned
         from skill.report_text import ranking_table
+
+        plan = plan_report(args)  # its checks load the agents (torch)
     except ImportError as e:  # torch and matplotlib are optional dependencies
         raise rl_extra_error("agurk skill-report", (e.name or "torch").split(".")[0]) from None
-    try:
-        plan = plan_report(args)
     except RunFolderError as e:
         raise folder_error(e) from None
     console = stderr_console()
