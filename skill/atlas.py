@@ -25,7 +25,7 @@ speed.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +173,10 @@ def write_heatmap(data: Atlas, preset: str, path: Path) -> None:
 
 def _value(cell: VariantRow | None, key: str) -> float | None:
     """A cell's statistic (``None``: left out, undefined or unbounded)."""
-    return None if cell is None else cell[key]
+    if cell is None:
+        return None
+    stats: Mapping[str, Any] = cell  # read by the statistic's key
+    return stats[key]
 
 
 def _annotation(cell: VariantRow | None, key: str) -> str:
@@ -223,7 +226,7 @@ def markdown(data: Atlas) -> str:
     for c in data["cells"]:
         stats = " | ".join(stat_text(c, k) for k in STAT_KEYS)
         lines.append(f"| {c['rank']} | {c['preset']} | {c['players']} | {c['hand_size']} | {stats} | {c['best_win']} |")
-    named = [{**c, "preset": cell_name(c)} for c in data["cells"]]
+    named: list[VariantRow] = [{**c, "preset": cell_name(c)} for c in data["cells"]]
     lines += ["", meaning(named), "", "## Heatmaps", ""]
     for preset in data["variants"]:
         lines += [f"![{preset}: relative skill and N* per cell]({HEATMAPS}/{preset}.png)", ""]

@@ -7,6 +7,7 @@ learning curve (:mod:`skill.curve`), the study's (:mod:`skill.study_plots`) and 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -29,7 +30,9 @@ def pyplot() -> ModuleType:
     return plt
 
 
-def error_bars(values: list[float | None], cis: list[list[float | None]], cap: float) -> tuple[np.ndarray, np.ndarray]:
+def error_bars(
+    values: Sequence[float | None], cis: Sequence[Sequence[float | None]], cap: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Values (NaN where undefined) and ``(2, n)`` error-bar lengths; an unbounded end is drawn to ``cap``."""
     v = np.array([np.nan if x is None else x for x in values], dtype=float)
     low = np.array([v[i] if c[0] is None else c[0] for i, c in enumerate(cis)], dtype=float)
@@ -37,12 +40,13 @@ def error_bars(values: list[float | None], cis: list[list[float | None]], cap: f
     return v, np.stack([np.maximum(v - low, 0), np.maximum(high - v, 0)])
 
 
-_SAVE = {"dpi": 120, "metadata": {"Software": None}}  # no version stamp: the same report, byte for byte
+_DPI = 120
+_METADATA = {"Software": None}  # no version stamp: the same report, byte for byte
 
 
 def save(fig: Figure, path: Path) -> None:
     """Write ``fig`` as a PNG to ``path`` atomically (an interruption leaves the previous image)."""
-    atomic_write(path, lambda f: fig.savefig(f, format="png", **_SAVE))
+    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=_DPI, metadata=_METADATA))
 
 
 Panel = tuple[str, list[list[float | None]], list[list[str]], bool]

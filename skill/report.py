@@ -211,8 +211,12 @@ def plot_rs(report: Report, path: Path) -> None:
     names = [v["preset"] for v in variants]
     y = np.arange(len(names))
     fig, ax = plt.subplots(figsize=(7, 1.2 + 0.4 * len(names)))
-    for offset, key, label in ((-0.15, "rs_win", "win rate"), (0.15, "rs_penalty", "penalty per round")):
-        values, err = error_bars([v[key] for v in variants], [v[f"{key}_ci"] for v in variants], cap=1.0)
+    series = (
+        (-0.15, [v["rs_win"] for v in variants], [v["rs_win_ci"] for v in variants], "win rate"),
+        (0.15, [v["rs_penalty"] for v in variants], [v["rs_penalty_ci"] for v in variants], "penalty per round"),
+    )
+    for offset, rs, cis, label in series:
+        values, err = error_bars(rs, cis, cap=1.0)
         ax.errorbar(values, y + offset, xerr=err, fmt="o", capsize=3, label=label)
     ax.axvline(0, color="grey", lw=0.8)
     ax.axvline(1, color="grey", lw=0.8, ls="--")

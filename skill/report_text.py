@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,16 +33,19 @@ def write_csv(rows: Sequence[VariantRow], names: Sequence[str], ranked: Path, ag
         w = csv.writer(f, lineterminator="\n")
         stats = [f"{k}{s}" for k in INTERVAL_KEYS for s in ("", "_low", "_high")]
         w.writerow(["rank", *names, *stats, "best_win", "best_penalty"])
-        for v in rows:
+        for row in rows:
+            v: Mapping[str, Any] = row  # read by the statistics' and names' keys
             numbers = (csv_number(x) for k in INTERVAL_KEYS for x in (v[k], *v[ci_key(k)]))
             w.writerow([v["rank"], *(v[k] for k in names), *numbers, v["best_win"], v["best_penalty"]])
     with atomic_text(agents) as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow([*names, "spec", *(f"{k}{s}" for k in LADDER_KEYS for s in ("", "_low", "_high"))])
-        for v in rows:
-            for a in v["ladder"]:
+        for row in rows:
+            named: Mapping[str, Any] = row  # read by the names' keys
+            for agent in row["ladder"]:
+                a: Mapping[str, Any] = agent  # read by the statistics' keys
                 numbers = (csv_number(x) for k in LADDER_KEYS for x in (a[k], *a[f"{k}_ci"]))
-                w.writerow([*(v[k] for k in names), a["spec"], *numbers])
+                w.writerow([*(named[k] for k in names), a["spec"], *numbers])
 
 
 def csv_number(x: float | None) -> str:
@@ -74,8 +77,9 @@ def stat_text(variant: VariantRow, key: str) -> str:
     def fmt(x: float | None) -> str:
         return missing if x is None else f"{x:.{digits}f}"
 
-    low, high = variant[ci_key(key)]
-    return f"{fmt(variant[key])} [{fmt(low)}, {fmt(high)}]"
+    v: Mapping[str, Any] = variant  # read by the statistic's key
+    low, high = v[ci_key(key)]
+    return f"{fmt(v[key])} [{fmt(low)}, {fmt(high)}]"
 
 
 def ranking_table(rows: Sequence[VariantRow], title: str) -> Table:
@@ -108,8 +112,8 @@ def _overlap(a: Sequence[float | None], b: Sequence[float | None]) -> bool:
 def meaning(variants: Sequence[VariantRow]) -> str:
     """A few sentences on what the ranking of ``variants`` (ranked, each named by its ``preset``) means."""
     every = [v for v in variants if v["rs_win"] is not None]
-    beyond = [v["preset"] for v in every if v["rs_win"] > 1]
-    vs = [v for v in every if v["rs_win"] <= 1]  # RS is a share of the gap to the fictive player only up to 1
+    beyond = [v["preset"] for v in every if _given(v["rs_win"]) > 1]
+    vs = [v for v in every if _given(v["rs_win"]) <= 1]  # RS is a share of the gap to the fictive player only up to 1
     if len(vs) < 2:
         return "One variant only: nothing to compare." if len(every) < 2 else _beyond_text(beyond)
     top, bottom = vs[0], vs[-1]
@@ -131,12 +135,18 @@ def meaning(variants: Sequence[VariantRow]) -> str:
         text += _beyond_text(beyond) + " "
     finite = [v for v in vs if v["n_star"] is not None]
     if finite:
-        fast = min(finite, key=lambda v: v["n_star"])
+        fast = min(finite, key=lambda v: _given(v["n_star"]))
         text += (
             f"Skill differences among the real agents outweigh luck after about {fast['n_star']:.0f} matches in "
             f"{fast['preset']} (N*); a smaller N* means fewer matches before the better player reliably shows."
         )
     return text
+
+
+def _given(x: float | None) -> float:
+    """A statistic kept only where it is not ``None``."""
+    assert x is not None
+    return x
 
 
 def _beyond_text(beyond: list[str]) -> str:
@@ -168,10 +178,12 @@ def policy_sentence(data: LadderFields, variants: Sequence[VariantRow], names: S
         if trained:
             parts.append(f"a PPO agent trained for {data['train_steps']:,} decisions in {', '.join(trained)}")
         return f"The learned agent `ppo`: {'; '.join(parts)}."
+    zoo = data["zoo"]
+    assert zoo is not None  # the zoo's policies, where the ladder's learned agent is not trained
     each = "; ".join(
         f"`zoo:{name}` ({z['table']}, {z['decisions']:,} decisions) in "
         + ", ".join(n for v, n in zip(variants, names, strict=True) if v["zoo_policy"] == name)
-        for name, z in data["zoo"].items()
+        for name, z in zoo.items()
     )
     return (
         "The learned agent `zoo` is the shipped policy the zoo plays at every table (`agurk zoo`: the universal "

@@ -32,7 +32,7 @@ Intervals are 95% percentile intervals of the bootstrap (``n_star``'s are mapped
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,13 +59,21 @@ def focal_data(specs: Sequence[str], by_seating: Sequence[Sequence[SeatStats]]) 
     for seatings in by_seating:
         n = seatings[0].win.shape[0]
         win.append(sum(s.win[:, 0] for s in seatings) / len(seatings))
-        penalty.append(sum(s.penalty[:, 0] for s in seatings).astype(np.float64))
-        rounds.append(sum(s.rounds[:, 0] for s in seatings).astype(np.float64))
+        penalty.append(total(s.penalty[:, 0] for s in seatings).astype(np.float64))
+        rounds.append(total(s.rounds[:, 0] for s in seatings).astype(np.float64))
         place = [s.place for s in seatings]
         ahead.append(sum(((pl[:, 1:] < pl[:, :1]) + 0.5 * (pl[:, 1:] == pl[:, :1])).sum(1) for pl in place))
         st.append(stages(np.concatenate(place), np.tile(np.arange(n), len(seatings)), n))
     pairs = len(by_seating[0]) * (by_seating[0][0].win.shape[1] - 1)
-    return FocalData(list(specs), *(np.stack(x) for x in (win, penalty, rounds, ahead)), pairs, st)
+    w, p, r, a = (np.stack(x) for x in (win, penalty, rounds, ahead))
+    return FocalData(list(specs), w, p, r, a, pairs, st)
+
+
+def total(arrays: Iterable[np.ndarray]) -> np.ndarray:
+    """The sum of ``arrays`` (at least one), as ``sum`` adds them."""
+    out = sum(arrays)
+    assert isinstance(out, np.ndarray)
+    return out
 
 
 @dataclass

@@ -204,7 +204,7 @@ def run_study(
 ) -> Study:
     """Run (or resume from ``cache``) the whole study; ``monitor(stage)`` gives each stage's progress callback."""
     store = PieceCache(cache)
-    watch = monitor or (lambda stage: None)
+    watch: Callable[[str], Monitor | None] = monitor or (lambda stage: None)
     choices, selection = plan(config)
     picked, played = play_pieces(selection, store, workers, backend, watch("selection"))
     by_job = {(j.setting, j.spec): p for j, p in zip(selection, picked, strict=True)}
@@ -305,8 +305,9 @@ def _variance_reduction(
     def finished(index: int, captured: Any) -> None:
         nonlocal done
         i = todo[index]
-        got[i] = {"win": captured.win, "features": captured.features}
-        store.store_arrays(paths[i], materials[i], got[i])
+        arrays = {"win": captured.win, "features": captured.features}
+        got[i] = arrays
+        store.store_arrays(paths[i], materials[i], arrays)
         done += 1
         report(done, len(jobs), jobs[i][2].name)
 
@@ -319,9 +320,13 @@ def _variance_reduction(
         on_result=finished,
         every=1.0,
     )
+    stored: list[dict[str, np.ndarray]] = []
+    for g in got:
+        assert g is not None  # every job's arrays loaded or captured above
+        stored.append(g)
     out = []
     for n, s in enumerate(eligible):
-        mine = [(kind, j, g) for (t, kind, j), g in zip(jobs, got, strict=True) if t == s]
+        mine = [(kind, j, g) for (t, kind, j), g in zip(jobs, stored, strict=True) if t == s]
         fitted = [Captured(g["win"], g["features"]) for kind, _, g in mine if kind == "fit"]
         measured = [(j, Captured(g["win"], g["features"])) for kind, j, g in mine if kind == "eval"]
         coef = fit(fitted)

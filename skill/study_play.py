@@ -33,6 +33,7 @@ from agents.tournament import TournamentPlan, plan_tournament, play_planned
 from agents.tournament_stats import SeatStats
 from agurk_env.rules import Rules
 from skill.cache import TaskCache, read_arrays, write_arrays
+from skill.stats import total
 
 CHUNKS = 1000
 """Chunks per replication seed: chunk ``c`` of seed ``S`` deals from deal seed ``S * CHUNKS + c``."""
@@ -106,9 +107,9 @@ class Piece:
         """The focal entry's numbers of a finished piece (its tables in plan order)."""
         seated = [tables[t].by_entry(seat) for t, seat in plan.design.views]
         return Piece(
-            sum(s.win[:, 0] for s in seated) / len(seated),
-            sum(s.penalty[:, 0] for s in seated).astype(np.float64),
-            sum(s.rounds[:, 0] for s in seated).astype(np.float64),
+            total(s.win[:, 0] for s in seated) / len(seated),
+            total(s.penalty[:, 0] for s in seated).astype(np.float64),
+            total(s.rounds[:, 0] for s in seated).astype(np.float64),
         )
 
     @staticmethod
@@ -157,7 +158,7 @@ class PieceCache:
 def play_piece(progress: TaskProgress, job: PieceJob) -> Piece:
     """A task of :func:`agents.tasks.run_tasks`: play one piece, its seat rotations one after another."""
     plan = job.plan()
-    tables = []
+    tables: list[SeatStats] = []
     for task in plan.tasks:
         done = len(tables) * job.deals
         tables.append(play_planned(lambda n, base=done: progress(base + n), *task))

@@ -18,6 +18,7 @@ from typing import Any, NotRequired, TypedDict, cast
 import numpy as np
 
 from agents.tournament import TournamentPlan, TournamentResult, plan_tournament, play_planned
+from agents.tournament_stats import SeatStats
 from agurk_env.rules import Rules
 from skill.budget import CHEATING, FICTIVE, FIELD, RANDOM, TRAIN_COST, Budget, ladder, match_cost
 from skill.control_variates import Captured, capture, corrected, fit
@@ -202,7 +203,7 @@ def play_agent(job: VariantJob, index: int, progress: Progress | None = None) ->
     report = progress or (lambda units, stage: None)
     plan, label = agent_plan(job, index), ladder(job.budget)[index]
     cost = agent_match_cost(job, index)
-    tables = []
+    tables: list[SeatStats] = []
     for task in plan.tasks:
         done = len(tables) * job.budget.deals
         tables.append(play_planned(lambda n, base=done: report((base + n) * cost, label), *task))
@@ -228,7 +229,11 @@ def run_variant(job: VariantJob, progress: Progress | None = None) -> VariantRow
         done = job.budget.train_steps * TRAIN_COST
     results = []
     for index, label in enumerate(ladder(job.budget)):
-        results.append(play_agent(job, index, lambda units, stage, base=done: report(base + units, stage)))
+
+        def agent_progress(units: float, stage: str, base: float = done) -> None:
+            report(base + units, stage)
+
+        results.append(play_agent(job, index, agent_progress))
         done += agent_work(job, index)
         report(done, label)
     row = variant_result(job, results)
@@ -331,8 +336,14 @@ def variant_result(job: VariantJob, results: Sequence[TournamentResult]) -> Vari
         "rs_win_ci": list(stats.rs_win_ci),
         "rs_penalty": stats.rs_penalty,
         "rs_penalty_ci": list(stats.rs_penalty_ci),
-        **{key: getattr(stats, key) for key in EFFECT_KEYS},
-        **{f"{key}_ci": list(getattr(stats, f"{key}_ci")) for key in EFFECT_KEYS},
+        "learning_win": stats.learning_win,  # EFFECT_KEYS, then their intervals
+        "random_win": stats.random_win,
+        "learning_penalty": stats.learning_penalty,
+        "random_penalty": stats.random_penalty,
+        "learning_win_ci": list(stats.learning_win_ci),
+        "random_win_ci": list(stats.random_win_ci),
+        "learning_penalty_ci": list(stats.learning_penalty_ci),
+        "random_penalty_ci": list(stats.random_penalty_ci),
         "best_win": stats.best_win,
         "best_penalty": stats.best_penalty,
         "skill_share": stats.skill_share,
