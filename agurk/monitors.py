@@ -230,7 +230,9 @@ class SweepProgress:
                 from rich.progress import TextColumn
 
                 self._bar = start_bar(self.console, TextColumn("{task.fields[done]}/{task.total:.0f} tasks"))
-                self._task = self._bar.add_task("sweep", total=total, completed=completed, done=done)
+                # rich's add_task annotates completed as int, though a task's completed is a float (update takes one)
+                self._task = self._bar.add_task("sweep", total=total, completed=completed, done=done)  # type: ignore[arg-type]
+            assert self._task is not None  # added with the bar
             self._bar.update(self._task, completed=completed, done=done)
         elif self.mode == "lines" and key is not None:
             elapsed = time.monotonic() - self._started

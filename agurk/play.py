@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 
 import numpy as np
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.table import Table
 
@@ -57,6 +57,9 @@ def choice_error(text: str, hand: list[tuple[int, int]]) -> str:
 class Game(Match):
     """One interactive match in the terminal: the match, and how its turns and moves are shown."""
 
+    seat: int
+    """The person's seat (a game always has one)."""
+
     def __init__(
         self,
         rules: Rules,
@@ -74,9 +77,9 @@ class Game(Match):
 
     # ------------------------------------------------------------------ output
 
-    def say(self, text: str = "", **kw: object) -> None:
-        """Print a line (rich markup) and flush, so a pseudo-terminal sees it at once."""
-        self.console.print(text, **kw)
+    def say(self, text: RenderableType = "") -> None:
+        """Print a line (rich markup) or a table and flush, so a pseudo-terminal sees it at once."""
+        self.console.print(text)
         self.console.file.flush()
 
     def _name(self, s: int) -> str:

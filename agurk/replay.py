@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict, cast
 
 from rich.console import Console
 from rich.markup import escape
@@ -102,11 +102,12 @@ def parse_record(text: str, match: int = 0, name: str = "the file") -> MatchReco
         Rules.from_dict(rec["rules"])
     except (RulesError, TypeError) as e:
         raise ReplayError(f"{name} line {n} has bad rules: {e}") from None
+    record = cast(MatchRecord, rec)  # a JSON object with the record's rules and rounds, checked below trick by trick
     try:
-        steps(rec)  # every trick readable: a damaged record is named by its file and line now
+        steps(record)  # every trick readable: a damaged record is named by its file and line now
     except ReplayError as e:
         raise ReplayError(f"{name} line {n}: {e}") from None
-    return rec
+    return record
 
 
 def steps(rec: MatchRecord) -> list[Frame]:

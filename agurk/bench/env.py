@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from pettingzoo import AECEnv
 
     from agurk_env.rules import Rules
+    from agurk_env.single_agent import AgurkVectorEnv
+    from agurk_env.vec_env import AgurkVecEnv
 
 
 class AecRates(TypedDict):
@@ -164,7 +166,7 @@ def _null_env(players: int = 4, tricks: int = 7, size: int = 0, actions: int = 1
             self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
             self.terminations = dict.fromkeys(self.agents, False)
             self.truncations = dict.fromkeys(self.agents, False)
-            self.infos = {a: {} for a in self.agents}
+            self.infos: dict[str, dict[str, object]] = {a: {} for a in self.agents}
             self.agent_selection, self._turn = self.agents[0], 0
 
         def step(self, action: int | None) -> None:
@@ -196,6 +198,7 @@ def vec_env_steps_per_s(
     """
     from agurk_env import engine
 
+    venv: AgurkVecEnv | AgurkVectorEnv
     if api == "sb3":
         from agurk_env.single_agent import sb3_vec_env
 
@@ -206,8 +209,11 @@ def vec_env_steps_per_s(
         import gymnasium
 
         from agurk_env import GYMNASIUM_ID
+        from agurk_env.single_agent import AgurkVectorEnv
 
-        venv = gymnasium.make_vec(GYMNASIUM_ID, num_envs=n_envs, rules=rules)
+        gym_venv = gymnasium.make_vec(GYMNASIUM_ID, num_envs=n_envs, rules=rules)
+        assert isinstance(gym_venv, AgurkVectorEnv)  # the id's vector entry point
+        venv = gym_venv
         venv.reset(seed=seed)
     rng = np.random.default_rng(seed)
     steps = episodes = 0

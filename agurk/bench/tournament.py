@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import TypedDict
 
-from agents.tasks import Backend
+from agents.tasks import LOCAL, Backend
 from agents.tournament import tournament
 from agurk_env.rules import Rules
 
@@ -57,9 +57,9 @@ def bench_tournament(
     rules = Rules.preset("standard", players=len(agents))
     deals = max(1, matches // rules.players)
 
-    def timed(**how: int | Backend) -> tuple[float, dict[str, object]]:
+    def timed(workers: int = 1, backend: Backend = LOCAL) -> tuple[float, dict[str, object]]:
         start = time.perf_counter()
-        result = tournament(rules, list(agents), deals, seed, **how)
+        result = tournament(rules, list(agents), deals, seed, workers=workers, backend=backend)
         return time.perf_counter() - start, result.to_dict()
 
     one, expected = timed()

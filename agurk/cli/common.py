@@ -48,7 +48,8 @@ class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line on stderr (exit status 2), and that takes no abbreviated option."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs, allow_abbrev=False)  # --match is not --matches
+        kwargs["allow_abbrev"] = False  # --match is not --matches
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         """Print ``agurk: error: MESSAGE (see 'PROG --help')`` and exit 2."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agurk.cli.common import (
     Formatter,
@@ -21,6 +21,9 @@ from agurk_env.rules import PRESETS
 from skill.budget import BUDGETS
 from skill.report_plan import SkillReportOptions
 from training.stop_signals import stopped
+
+if TYPE_CHECKING:
+    from skill.atlas import Atlas
 
 DESCRIPTION = (
     "For each variant (a rule preset), an agent ladder (random, every heuristic, PIMC at two\n"
@@ -124,7 +127,7 @@ def run(namespace: argparse.Namespace) -> int:
     except KeyboardInterrupt as e:
         return stopped(e)
     seconds = time.perf_counter() - start
-    rows: list[Any] = data["cells"] if plan.is_atlas else data["variants"]
+    rows: list[Any] = cast("Atlas", data)["cells"] if plan.is_atlas else data["variants"]
     what = "atlas cells" if plan.is_atlas else "variants"
     if not args.quiet:
         print_table(ranking_table(rows, f"{what} ranked by relative skill ({args.budget}, seed {args.seed})"))

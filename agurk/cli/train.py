@@ -25,6 +25,7 @@ from training.train import TrainOptions, plan_training
 
 if TYPE_CHECKING:
     from training.config import Config
+    from training.progress import ProgressMode
     from training.run import RunSummary
 
 
@@ -116,7 +117,7 @@ def _train(args: TrainOptions, signals: Signals) -> int:
             changes = f"; config changes: {', '.join(resume.changed)}" if resume.changed else ""
             _note(f"resuming {args.resume} at step {resume.step:,}{changes}")
     console = stderr_console()
-    mode = "off" if args.quiet else "bar" if console.is_terminal else "lines"
+    mode: ProgressMode = "off" if args.quiet else "bar" if console.is_terminal else "lines"
     summary = train_with_progress(cfg, out, resume, console, mode, signals)
     decisions = summary["global_step"] - summary["start_step"]
     ended = f"stopped at the time limit ({cfg.time_limit:g} min) " if summary["time_limit"] else ""

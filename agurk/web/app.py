@@ -143,7 +143,7 @@ def new_game_request(data: dict[str, Any]) -> NewGame:
         kind = json_type(fields[key])
         if not isinstance(value, kind) or isinstance(value, bool):
             raise WebError(400, f"field {key!r} must be a JSON {JSON_TYPES[kind]}")
-        if kind is list and not all(isinstance(item, str) for item in value):
+        if kind is list and isinstance(value, list) and not all(isinstance(item, str) for item in value):
             raise WebError(400, f"field {key!r} must be a JSON array of strings")
     try:
         return build(NewGame, data, noun="field")

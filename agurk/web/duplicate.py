@@ -291,7 +291,8 @@ class Results:
 
     def rows(self, person: str | None = None) -> list[dict[str, Any]]:
         """Every finished duplicate match (of ``person`` only, when given), oldest first."""
-        query, args = "SELECT * FROM duplicate", ()
+        query = "SELECT * FROM duplicate"
+        args: tuple[str, ...] = ()
         if person is not None:
             query, args = query + " WHERE person = ?", (person,)
         with self._lock:

@@ -179,6 +179,7 @@ def server(expire_s: float) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     results = tempfile.TemporaryDirectory(prefix="agurk-bench-serve-")
     cmd += ["--db", os.path.join(results.name, "results.sqlite")]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None  # a pipe
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -31,11 +31,15 @@ def move_agents(sessions: list[Session]) -> None:
     while waiting:
         stacks: dict[tuple[Rules, str], list[Session]] = {}
         for s in waiting:
-            stacks.setdefault((s.rules, s.agent_to_move.spec), []).append(s)
+            agent = s.agent_to_move
+            assert agent is not None  # waiting holds the games with an agent to move
+            stacks.setdefault((s.rules, agent.spec), []).append(s)
         for (rules, _), stack in stacks.items():
             state = stack[0].env.engine_state if len(stack) == 1 else concat([s.env.engine_state for s in stack])
             bits = engine.legal_bits(rules, state)
-            cards = decide(stack[0].agent_to_move, rules, state, np.arange(len(stack)), bits)
+            agent = stack[0].agent_to_move
+            assert agent is not None
+            cards = decide(agent, rules, state, np.arange(len(stack)), bits)
             for s, card in zip(stack, cards.tolist(), strict=True):
                 s.apply(card)
         waiting = [s for s in waiting if s.agent_to_move is not None]
