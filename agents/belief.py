@@ -85,8 +85,9 @@ def replay(
 def concat(states: list[engine.State]) -> engine.State:
     """The games of several states (same rules) as one state, in order."""
     first = states[0]
-    arrays = {k: np.concatenate([getattr(s, k) for s in states]) for k, v in first._asdict().items() if np.ndim(v)}
-    return first._replace(**arrays)
+    return engine.State._make(
+        np.concatenate([getattr(s, k) for s in states]) if np.ndim(v) else v for k, v in first._asdict().items()
+    )
 
 
 def model_weights(

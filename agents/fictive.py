@@ -297,7 +297,7 @@ def _ask(
 
 def _take(state: engine.State, rows: np.ndarray) -> engine.State:
     """``state.take(rows)`` for an index array: the same copies, without building a dict of the fields."""
-    return engine.State(*(f.take(rows, axis=0) if isinstance(f, np.ndarray) else f for f in state))
+    return engine.State._make(f.take(rows, axis=0) if isinstance(f, np.ndarray) else f for f in state)
 
 
 def best_response(
@@ -394,7 +394,7 @@ class Fictive:
         everything = d.truth
         search = self._searchable(d, everything)
         todo = np.flatnonzero(search)
-        if todo.size:
+        if todo.size and self.table is not None:  # (nothing is searchable before meet_table)
             truth = everything.take(todo)
             keys = state_keys(truth)
             at = np.minimum(np.searchsorted(self._keys, keys), max(self._keys.size - 1, 0))

@@ -51,6 +51,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -98,10 +99,10 @@ class PolicyNets:
         """The network that plays under ``rules``."""
         return self._get(rules)
 
-    def __getstate__(self) -> dict[str, object]:
+    def __getstate__(self) -> dict[str, str | nn.Module]:
         return {"policy": self.policy}
 
-    def __setstate__(self, state: dict[str, object]) -> None:
+    def __setstate__(self, state: dict[str, str | nn.Module]) -> None:
         self.policy = state["policy"]
         self._load()
 
@@ -275,9 +276,9 @@ class Guided(Search):
         options: GuidedOptions | None = None,
         spec: str = "guided",
         floor: float = BELIEF_FLOOR,
-        **changes: object,
+        **changes: Any,
     ) -> None:
-        net = changes.pop("policy") if isinstance(changes.get("policy"), nn.Module) else None
+        net: nn.Module | None = changes.pop("policy") if isinstance(changes.get("policy"), nn.Module) else None
         o = dataclasses.replace(options or GuidedOptions(), **changes)
         self.nets = PolicyNets(net if net is not None else o.policy)
         sampler = PolicyBelief(o.worlds, self.nets, floor) if o.belief else Uniform(o.worlds, weighted=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import pickle
 import zipfile
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import numpy as np
 import torch
@@ -133,6 +133,8 @@ def widened(net: PolicyNet, hidden: list[int], actions: int | None = None) -> Po
     old = [m for m in net.trunk.net if isinstance(m, nn.Linear)]
     new = [m for m in big.trunk.net if isinstance(m, nn.Linear)]
     width_in = net.obs_size
+    w: torch.Tensor
+    b: torch.Tensor
     for i, layer in enumerate(new):
         if i < len(old):
             w, b = old[i].weight, old[i].bias
@@ -296,7 +298,7 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
     for meta in (data, data.get("config")):
         if isinstance(meta, dict) and meta.get("algo") == "fast":
             meta["algo"] = "ppo"  # written before the PPO trainer's ``algo: fast`` was renamed ``algo: ppo``
-    return data
+    return cast("Checkpoint", data)  # a file's dict: its tag, layout version and observation size checked above
 
 
 def net_from_checkpoint(data: Checkpoint, path: str | Path = "checkpoint") -> PolicyNet | Ensemble:
@@ -307,10 +309,20 @@ def net_from_checkpoint(data: Checkpoint, path: str | Path = "checkpoint") -> Po
     after the first their ``hidden`` and ``model``.
     """
     members = data.get("ensemble")
-    nets = [_network(data, path)] + [_network(Checkpoint(**{**data, **m}), path) for m in (members or [])[1:]]
+    nets = [_network(data, path)] + [_network(_member(data, m), path) for m in (members or [])[1:]]
     if not members:
         return nets[0]
     return Ensemble(nets, [float(m["weight"]) for m in members]).eval()
+
+
+def _member(data: Checkpoint, member: Member) -> Checkpoint:
+    """The first member's checkpoint ``data`` with a later ``member``'s ``hidden`` and ``model`` (those it records)."""
+    merged = data.copy()
+    if "hidden" in member:
+        merged["hidden"] = member["hidden"]
+    if "model" in member:
+        merged["model"] = member["model"]
+    return merged
 
 
 def _network(data: Checkpoint, path: str | Path) -> PolicyNet:
@@ -373,7 +385,6 @@ class PolicyAgent:
         mode = "" if greedy else ";sample"
         return cls(net_from_checkpoint(data, path), rng, greedy, spec=f"ppo:{path}{mode}")
 
-    @torch.inference_mode()
     def act_obs(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray | int:
         """``(k,)`` cards for observations ``(k, SIZE)`` and legal masks ``(k, A)``.
 
@@ -381,7 +392,12 @@ class PolicyAgent:
         """
         obs, legal = np.asarray(obs, dtype=np.float32), np.asarray(legal).astype(bool)
         if obs.ndim == 1:
-            return int(self.act_obs(obs[None], legal[None])[0])
+            return int(self._act_batch(obs[None], legal[None])[0])
+        return self._act_batch(obs, legal)
+
+    @torch.inference_mode()
+    def _act_batch(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """``(k,)`` cards for float32 observations ``(k, SIZE)`` and bool legal masks ``(k, A)``."""
         legal = pad_legal(legal, self.net.actions)
         logits, _ = self.net(torch.as_tensor(obs, device=self.device))
         logp = masked_log_softmax(logits, torch.from_numpy(legal).to(self.device))
@@ -389,7 +405,7 @@ class PolicyAgent:
 
     def act(self, decision: Decision) -> np.ndarray:
         """The policy's card in each game of an :class:`agurk_env.agent.Decision`."""
-        return self.act_obs(decision.obs, decision.legal)
+        return self._act_batch(np.asarray(decision.obs, dtype=np.float32), np.asarray(decision.legal).astype(bool))
 
     def __repr__(self) -> str:
         return f"PolicyAgent(spec={self.spec!r}, greedy={self.greedy})"

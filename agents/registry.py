@@ -16,7 +16,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any, TypedDict, TypeVar, overload
 
 import numpy as np
 
@@ -32,6 +32,8 @@ from agurk_env.options import OptionError
 class AgentSpecError(ValueError):
     """A malformed or unknown agent spec (one-line message)."""
 
+
+_Options = TypeVar("_Options")
 
 AgentFactory = Callable[[str, str | None, np.random.Generator], Agent]
 """``factory(spec, arg, rng)``: ``spec`` is the full spec string, ``arg`` the part after ``:`` (or None)."""
@@ -66,9 +68,32 @@ OPTIONS_ARG = "KEY=VALUE;..."
 """How the usage of a kind with declared options writes its argument (``agurk agents`` lists the keys)."""
 
 
+@overload
 def register(
     name: str,
     factory: AgentFactory,
+    help: str,
+    arg: str | None = None,
+    optional: bool = False,
+    options: None = None,
+) -> None: ...
+
+
+@overload
+def register(
+    name: str,
+    factory: Callable[[str, _Options, np.random.Generator], Agent],
+    help: str,
+    arg: str | None = None,
+    optional: bool = False,
+    *,
+    options: type[_Options],
+) -> None: ...
+
+
+def register(
+    name: str,
+    factory: Callable[[str, Any, np.random.Generator], Agent],
     help: str,
     arg: str | None = None,
     optional: bool = False,
@@ -81,17 +106,29 @@ def register(
     ``factory(spec, options, rng)``.
     """
     if options is not None:
-        options_factory = factory
-
-        def factory(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
-            try:
-                parsed = declared_options.parse(options, arg)
-            except OptionError as e:
-                raise AgentSpecError(f"agent {spec!r}: {e}") from None
-            return options_factory(spec, parsed, rng)
-
+        factory = _parsing(options, factory)
         arg, optional = OPTIONS_ARG, True
     AGENTS[name] = AgentKind(name, factory, help, arg, optional, options)
+
+
+def _parsing(
+    options: type[_Options], options_factory: Callable[[str, _Options, np.random.Generator], Agent]
+) -> AgentFactory:
+    """The factory of a kind with declared options: its ``key=value;...`` argument parsed, then ``options_factory``."""
+
+    def factory(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
+        try:
+            parsed = declared_options.parse(options, arg)
+        except OptionError as e:
+            raise AgentSpecError(f"agent {spec!r}: {e}") from None
+        return options_factory(spec, parsed, rng)
+
+    return factory
+
+
+def _heuristic(name: str) -> AgentFactory:
+    """The factory of the heuristic ``name``."""
+    return lambda spec, arg, rng: Heuristic(name, spec=spec)
 
 
 STRONGEST_HEURISTIC = "guard"
@@ -99,7 +136,7 @@ STRONGEST_HEURISTIC = "guard"
 
 register("random", lambda spec, arg, rng: RandomAgent(rng, spec=spec), "plays a uniformly random legal card")
 for _name, _help in DESCRIPTIONS.items():
-    register(_name, lambda spec, arg, rng, name=_name: Heuristic(name, spec=spec), _help)
+    register(_name, _heuristic(_name), _help)
 register(
     "heuristic",
     lambda spec, arg, rng: Heuristic(STRONGEST_HEURISTIC, spec=spec),

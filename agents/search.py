@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -427,7 +427,7 @@ class PIMC(Search):
     """
 
     def __init__(
-        self, rng: np.random.Generator, options: PimcOptions | None = None, spec: str = "pimc", **changes: object
+        self, rng: np.random.Generator, options: PimcOptions | None = None, spec: str = "pimc", **changes: Any
     ) -> None:
         o = dataclasses.replace(options or PimcOptions(), **changes)
         sampler = Uniform(o.worlds) if o.belief == "off" else Resampled(o.worlds, o.pool)
@@ -450,7 +450,7 @@ class Oracle(Search):
     sees_all = True
 
     def __init__(
-        self, rng: np.random.Generator, options: OracleOptions | None = None, spec: str = "oracle", **changes: object
+        self, rng: np.random.Generator, options: OracleOptions | None = None, spec: str = "oracle", **changes: Any
     ) -> None:
         o = dataclasses.replace(options or OracleOptions(), **changes)
         rolled = Rollouts(EngineMoves(o.rollout), repeats=o.worlds)

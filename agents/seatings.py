@@ -126,8 +126,8 @@ def seatings(entries: Sequence[Entry], seating: Seating = "auto") -> Seatings:
     check_choice("seating", seating, SEATINGS)
     kind, p = kinds(entries), len(entries)
     if seating == "cyclic":
-        views = [(r, (np.arange(p) + r) % p) for r in range(p)]
-        return Seatings("cyclic", [kind[_inverse(seat)] for _, seat in views], views)
+        cyclic = [(r, (np.arange(p) + r) % p) for r in range(p)]
+        return Seatings("cyclic", [kind[_inverse(seat)] for _, seat in cyclic], cyclic)
     arrangements = math.factorial(p) // math.prod(math.factorial(c) for c in np.unique(kind, return_counts=True)[1])
     if seating == "auto":
         seating = "permutations" if arrangements <= MAX_PERMUTATIONS else "balanced"

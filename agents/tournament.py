@@ -181,7 +181,7 @@ class TournamentResult:
     @property
     def rounds_played(self) -> int:
         """Rounds played at all tables (each round counted once, however many seats it had)."""
-        return sum(s.round_match.size for s in self.tables)
+        return sum(s.per_round()[1].size for s in self.tables)
 
     def to_dict(self) -> dict[str, object]:
         """The ``--json`` object: ``rules``, ``seed``, ``matches`` (deals), ``unit``, ``entries`` and the settings."""
@@ -443,12 +443,17 @@ def tournament(
     n = len(plan.tasks)
     if backend.kind == "local" and deals * n < PARALLEL_MIN_MATCHES:
         workers = 1
+
+    def on_progress(units: list[float], stages: list[int]) -> None:
+        if progress is not None:
+            progress(int(sum(units)))
+
     tables = run_tasks(
         play_planned,
         plan.tasks,
         min(workers, n),
         backend,
         names=plan.names,
-        on_progress=None if progress is None else (lambda units, stages: progress(int(sum(units)))),
+        on_progress=None if progress is None else on_progress,
     )
     return plan.result(tables)

@@ -33,7 +33,7 @@ observe exactly as above; a round counts for the seats dealt into it):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Literal, get_args
 
@@ -96,6 +96,12 @@ class SeatStats:
             return SeatStats(**joined)
         match = np.concatenate([m + t * n for t, m in enumerate(matches) if m is not None])
         return SeatStats(**joined, round_place=np.concatenate([x for x in places if x is not None]), round_match=match)
+
+    def per_round(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(round_place, round_match)``; :class:`ValueError` for numbers built by hand without them."""
+        if self.round_place is None or self.round_match is None:
+            raise ValueError("these per-match numbers have no per-round ones (round_place, round_match)")
+        return self.round_place, self.round_match
 
     def by_entry(self, seat: np.ndarray) -> SeatStats:
         """The same numbers by entry, entry ``i`` having sat in seat ``seat[i]``."""
@@ -249,10 +255,20 @@ def deal_resamples(seed: int, n_deals: int, resamples: int, chunk: int = 1000) -
 def round_wins(stats: SeatStats) -> np.ndarray:
     """``(N, P)`` rounds won per match: the ``k`` seats with a round's lowest penalty get ``1/k`` of it each."""
     n, p = stats.win.shape
-    top = stats.round_place == 0
+    round_place, round_match = stats.per_round()
+    top = round_place == 0
     share = top / top.sum(1, keepdims=True)
-    slot = (stats.round_match[:, None] * p + np.arange(p)).ravel()
+    slot = (round_match[:, None] * p + np.arange(p)).ravel()
     return np.bincount(slot, share.ravel(), minlength=n * p).reshape(n, p)
+
+
+def _total(arrays: Iterable[np.ndarray]) -> np.ndarray:
+    """The sum of arrays of one shape, added in order (as the builtin ``sum`` adds them)."""
+    it = iter(arrays)
+    total = next(it)
+    for a in it:
+        total = total + a
+    return total
 
 
 def summarize(
@@ -261,15 +277,15 @@ def summarize(
     """Per-entry statistics from each seating's :class:`SeatStats` (by entry: ``by_entry``), per ``unit``."""
     check_choice("unit", unit, UNITS)
     n, e = by_seating[0].win.shape
-    penalty = sum(s.penalty for s in by_seating).astype(np.float64)
-    rounds = sum(s.rounds for s in by_seating).astype(np.float64)
-    last = sum(s.last for s in by_seating).astype(np.float64)
+    penalty = _total(s.penalty for s in by_seating).astype(np.float64)
+    rounds = _total(s.rounds for s in by_seating).astype(np.float64)
+    last = _total(s.last for s in by_seating).astype(np.float64)
     if unit == "match":
-        win = sum(s.win for s in by_seating) / len(by_seating)  # (N, E) per deal
+        win = _total(s.win for s in by_seating) / len(by_seating)  # (N, E) per deal
         place = np.concatenate([s.place for s in by_seating])
         deal = np.tile(np.arange(n), len(by_seating))
     else:
-        win = sum(round_wins(s) for s in by_seating)
+        win = _total(round_wins(s) for s in by_seating)
         place = np.concatenate([s.round_place for s in by_seating])
         deal = np.concatenate([s.round_match for s in by_seating])
     st = stages(place, deal, n)
@@ -289,9 +305,19 @@ def summarize(
     low, high = np.percentile(np.concatenate(boot), [2.5, 97.5], axis=0)
     out = []
     for i, spec in enumerate(specs):
-        values = {}
-        for k, name in enumerate(("win_rate", "mean_penalty", "last_trick_rate", "rating")):
-            values[name] = float(point[k, i])
-            values[f"{name}_ci"] = (float(low[k, i]), float(high[k, i]))
-        out.append(EntryStats(spec=spec, **values))
+        value = [float(point[k, i]) for k in range(4)]
+        ci = [(float(low[k, i]), float(high[k, i])) for k in range(4)]
+        out.append(
+            EntryStats(
+                spec=spec,
+                win_rate=value[0],
+                win_rate_ci=ci[0],
+                mean_penalty=value[1],
+                mean_penalty_ci=ci[1],
+                last_trick_rate=value[2],
+                last_trick_rate_ci=ci[2],
+                rating=value[3],
+                rating_ci=ci[3],
+            )
+        )
     return out

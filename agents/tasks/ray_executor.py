@@ -43,13 +43,13 @@ def _check_reachable(address: str) -> None:
         raise BackendError(f"cannot reach the Ray cluster at {address!r} ({reason})") from None
 
 
-def _init_within(seconds: float, **options: object) -> None:
-    """``ray.init(**options)``, given up after ``seconds`` (in a thread: the wait stays interruptible by Ctrl-C)."""
+def _init_within(seconds: float, address: str, logging_level: int) -> None:
+    """``ray.init(address=..., logging_level=...)``, given up after ``seconds`` (in a thread: Ctrl-C still works)."""
     failed: list[BaseException] = []
 
     def init() -> None:
         try:
-            ray.init(**options)
+            ray.init(address=address, logging_level=logging_level)
         except BaseException as e:  # re-raised in the caller's thread
             failed.append(e)
 
@@ -58,8 +58,7 @@ def _init_within(seconds: float, **options: object) -> None:
     thread.join(seconds)
     if thread.is_alive():
         raise BackendError(
-            f"cannot reach the Ray cluster at {options['address']!r} (it answers, but no Ray cluster came up "
-            f"within {seconds:g} s)"
+            f"cannot reach the Ray cluster at {address!r} (it answers, but no Ray cluster came up within {seconds:g} s)"
         )
     if failed:
         raise failed[0]
@@ -83,7 +82,6 @@ def connect(address: str | None, workers: int) -> None:
         raise BackendError(f"cannot reach {where}: {one_line(e)}") from None
 
 
-@ray.remote(num_cpus=0)
 class _Progress:
     """The latest ``progress(units, stage)`` of every task, set by the tasks and read by the driver."""
 
@@ -97,13 +95,17 @@ class _Progress:
         return self.units, self.stages
 
 
+_ProgressActor = ray.remote(num_cpus=0)(_Progress)
+"""The actor class of :class:`_Progress` (ray.remote called: a type checker keeps a decorated class's own type)."""
+
+
 @ray.remote(max_retries=0)
 def _ray_task(
     fn: Callable[..., object],
     index: int,
     job: Job,
     initializer: Callable[[], None] | None,
-    sink: ray.actor.ActorHandle,
+    sink: ray.actor.ActorHandle[_Progress],
 ) -> tuple[object, float, int]:
     """Run ``fn(progress, *job)``; return its result with the task's last progress values."""
     if initializer is not None:
@@ -136,7 +138,9 @@ class RayExecutor(Generic[T]):
         connect(address, workers)
         self.fn, self.jobs, self.initializer = fn, jobs, initializer
         self.window = len(jobs)
-        self.sink = _Progress.remote(len(jobs))
+        # ray types ActorClass.remote as its ActorProxy (an ActorHandle or the class itself), which ray.kill and the
+        # tasks' ActorHandle arguments refuse; it returns an ActorHandle
+        self.sink: ray.actor.ActorHandle[_Progress] = _ProgressActor.remote(len(jobs))  # type: ignore[assignment]
         self.index_of: dict[ray.ObjectRef, int] = {}
         self.final: dict[int, tuple[float, int]] = {}
 
@@ -169,7 +173,8 @@ class RayExecutor(Generic[T]):
 
     def progress(self) -> tuple[list[float], list[int]]:
         """Every task's latest progress (the last values of the finished ones)."""
-        units, stages = ray.get(self.sink.get.remote())
+        latest: ray.ObjectRef[tuple[list[float], list[int]]] = self.sink.get.remote()
+        units, stages = ray.get(latest)
         for index, (u, s) in self.final.items():
             units[index], stages[index] = u, s
         return units, stages

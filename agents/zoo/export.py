@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import torch
@@ -47,7 +47,8 @@ def export(
     strength is kept (none was measured on the combination).
     """
     data = load_checkpoint(checkpoint)
-    kept = {k: data[k] for k in KEPT if k in data}
+    fields: Mapping[str, object] = data
+    kept = {k: fields[k] for k in KEPT if k in fields}
     if kept.get("format") != FORMAT or kept.get("version") != VERSION:
         raise CheckpointError(f"{str(checkpoint)!r} is not a checkpoint of this agurk")
     if strength is not None:
