@@ -92,7 +92,7 @@ def _network_probabilities(agent: Any, rules: Rules, states: engine.State, bits:
 def _stack(states: list[engine.State]) -> engine.State:
     """Engine states of batch 1 (or more) as one batch, in order."""
     first = states[0]
-    arrays = {
+    arrays: dict[str, Any] = {  # the State's array fields
         k: np.concatenate([getattr(s, k) for s in states]) for k, v in first._asdict().items() if hasattr(v, "shape")
     }
     return first._replace(**arrays)

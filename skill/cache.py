@@ -139,7 +139,8 @@ class TaskCache:
         arrays = self.load_arrays(material)
         if arrays is None:
             return None
-        return SeatStats(**{f.name: arrays.get(f.name) for f in dataclasses.fields(SeatStats)})
+        stored: dict[str, Any] = {f.name: arrays.get(f.name) for f in dataclasses.fields(SeatStats)}
+        return SeatStats(**stored)
 
     def store(self, material: str, stats: SeatStats) -> None:
         """Keep ``stats`` under key ``material``, atomically (a temporary file renamed into place)."""
@@ -169,4 +170,4 @@ def read_arrays(path: Path, material: str, key_array: str) -> dict[str, np.ndarr
 def write_arrays(path: Path, material: str, arrays: dict[str, np.ndarray], key_array: str) -> None:
     """Keep ``arrays`` at ``path``, ``material`` in ``key_array``, atomically (a temporary file renamed into place)."""
     with atomic_file(path) as f:
-        np.savez_compressed(f, **arrays, **{key_array: np.array(material)})
+        np.savez_compressed(f, allow_pickle=True, **arrays, **{key_array: np.array(material)})

@@ -176,6 +176,7 @@ def _task(
     if index == WHOLE:
         names = _stage_names(job)
         return run_variant(job, lambda units, name: progress(units, names.index(name)))
+    assert table is not None  # an agent's table: None only with WHOLE
     return play_planned(lambda n: progress(n * cost, stage), *table)
 
 

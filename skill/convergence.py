@@ -26,9 +26,9 @@ from __future__ import annotations
 import csv
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -223,7 +223,12 @@ def last_rs(job: VariantJob, results: Sequence[TournamentResult], row: VariantRo
 
 def ranks(values: Sequence[float | None]) -> list[int]:
     """Ranks by value, highest first (undefined last), ties in the given order: the report's ranking."""
-    order = sorted(range(len(values)), key=lambda i: -values[i] if values[i] is not None else np.inf)
+
+    def key(i: int) -> float:
+        value = values[i]
+        return -value if value is not None else np.inf
+
+    order = sorted(range(len(values)), key=key)
     out = [0] * len(values)
     for r, i in enumerate(order):
         out[i] = r + 1
@@ -463,13 +468,17 @@ def _rs_table(title: str, measure: str, variants: Sequence[Row], heads: list[str
         "",
         "| variant | " + " | ".join(heads) + " | best real agent (last) |",
         "|---|" + "---|" * len(heads) + "---|",
-        *(
-            f"| {v['name']} | "
-            + " | ".join(_rs_text(b[f"rs_{measure}"], b[f"rs_{measure}_ci"]) for b in v["budgets"])
-            + f" | {v['budgets'][-1][f'best_{measure}']} |"
-            for v in variants
-        ),
+        *(_rs_row(v["name"], v["budgets"], measure) for v in variants),
     ]
+
+
+def _rs_row(name: str, budgets: Sequence[Mapping[str, Any]], measure: str) -> str:
+    """A variant's row of :func:`_rs_table`: its budgets read by ``measure``'s keys."""
+    return (
+        f"| {name} | "
+        + " | ".join(_rs_text(b[f"rs_{measure}"], b[f"rs_{measure}_ci"]) for b in budgets)
+        + f" | {budgets[-1][f'best_{measure}']} |"
+    )
 
 
 def markdown(data: Convergence) -> str:
@@ -547,8 +556,9 @@ def plot_convergence(data: Convergence, path: Path) -> None:
     spread = np.linspace(-1, 1, len(variants)) * 0.03 if len(variants) > 1 else np.zeros(1)
     for ax, key, title in ((axes[0], "rs_win", "RS by win rate"), (axes[1], "rs_penalty", "RS by penalty per round")):
         for j, v in enumerate(variants):
-            steps = np.maximum([b["decisions"] for b in v["budgets"]], 1).astype(float) * 10 ** spread[j]
-            values, err = error_bars([b[key] for b in v["budgets"]], [b[f"{key}_ci"] for b in v["budgets"]], cap=1.0)
+            budgets: Sequence[Mapping[str, Any]] = v["budgets"]  # read by the statistic's key
+            steps = np.maximum([b["decisions"] for b in budgets], 1).astype(float) * 10 ** spread[j]
+            values, err = error_bars([b[key] for b in budgets], [b[f"{key}_ci"] for b in budgets], cap=1.0)
             ax.errorbar(
                 steps, values, yerr=err, fmt="o-", ms=3, capsize=2, color=colours(j % colours.N), label=v["name"]
             )

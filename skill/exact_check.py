@@ -151,7 +151,7 @@ def _concat(states: Sequence[engine.State]) -> engine.State:
     first = states[0]
     if len(states) == 1:
         return first
-    arrays = {
+    arrays: dict[str, Any] = {  # the State's array fields
         k: np.concatenate([getattr(s, k) for s in states]) for k, v in first._asdict().items() if hasattr(v, "shape")
     }
     return first._replace(**arrays)

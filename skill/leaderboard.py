@@ -53,6 +53,7 @@ from skill.people import PREFIX, PersonMatches, RatedPerson, check_person, rate_
 
 if TYPE_CHECKING:
     from rich.table import Table
+    from scipy.optimize._typing import _ConstraintDict
 
 RESAMPLES = 1000
 """Bootstrap resamples of the rating intervals."""
@@ -315,7 +316,9 @@ def max_entropy_nash(payoff: np.ndarray) -> np.ndarray:
         )
         if found.status != 0:
             raise RuntimeError(f"the equilibrium LP failed: {found.message}")
-        points[i] = np.clip(found.x, 0.0, None)
+        x = found.x
+        assert x is not None  # the LP solved (status 0)
+        points[i] = np.clip(x, 0.0, None)
     support = np.flatnonzero(np.diag(points) > SUPPORT_TOL)
     others = np.setdiff1d(np.arange(n), support)
     start = points[support][:, support].mean(0)
@@ -329,10 +332,13 @@ def max_entropy_nash(payoff: np.ndarray) -> np.ndarray:
             q = np.maximum(start + basis @ z, 1e-300)
             return float((q * np.log(q)).sum()), basis.T @ (np.log(q) + 1.0)
 
-        constraints = [{"type": "ineq", "fun": lambda z: start + basis @ z, "jac": lambda z: basis}]
+        # scipy-stubs type a constraint's fun as returning one float; SLSQP takes a vector of them (each >= 0)
+        constraints: list[_ConstraintDict] = [
+            {"type": "ineq", "fun": lambda z: start + basis @ z, "jac": lambda z: basis}  # type: ignore[misc]
+        ]
         if others.size:
             constraints.append(
-                {"type": "ineq", "fun": lambda z: -rest @ (start + basis @ z), "jac": lambda z: -rest @ basis}
+                {"type": "ineq", "fun": lambda z: -rest @ (start + basis @ z), "jac": lambda z: -rest @ basis}  # type: ignore[misc]
             )
         best = minimize(
             neg_entropy,

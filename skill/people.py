@@ -79,12 +79,13 @@ def person_stages(specs: Sequence[str], person: PersonMatches) -> tuple[np.ndarr
     match, chosen, size, agents = [], [], [], []
     for m, (seats, place) in enumerate(zip(person.seats, person.places, strict=True)):
         me = seats.index(None)
+        agent_at = {s: spec for s, spec in enumerate(seats) if spec is not None}  # every seat but the person's
         for level in range(min(place[me], max(place) - 1) + 1):  # a level with someone below it is a stage
             at_risk = [s for s, p in enumerate(place) if p >= level]
             match.append(m)
             chosen.append(place[me] == level)
             size.append(sum(place[s] == level for s in at_risk))
-            agents.append(np.bincount([index[seats[s]] for s in at_risk if s != me], minlength=len(specs)))
+            agents.append(np.bincount([index[agent_at[s]] for s in at_risk if s != me], minlength=len(specs)))
     shape = (len(match), len(specs))
     return np.array(match, int), np.array(chosen, float), np.array(size, float), np.array(agents, float).reshape(shape)
 

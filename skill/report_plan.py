@@ -21,6 +21,7 @@ from agurk_env.rules import PRESETS, Rules
 from skill.budget import BUDGETS, Budget, BudgetName, Policy
 
 if TYPE_CHECKING:
+    from agents.policy import Ensemble, PolicyNet
     from skill.atlas import Atlas
     from skill.cells import LeftOut, Monitor
     from skill.report import Report
@@ -252,14 +253,14 @@ def _check_zoo(checkpoints: dict[str, str], train_config: str | None) -> None:
 
 def _check_networks(checkpoints: dict[str, str], bare: str | None) -> None:
     """Refuse a ``--checkpoint`` that is not a policy, or whose network has too few actions for its preset."""
-    from agents.registry import AgentSpecError, make_agent
+    from agents.registry import AgentSpecError
 
-    nets: dict[str, Any] = {}
+    nets: dict[str, PolicyNet | Ensemble] = {}
     for preset, path in checkpoints.items():
         given = path if path == bare else f"{preset}={path}"
         try:
             if path not in nets:
-                nets[path] = make_agent(f"ppo:{path}", 0, 0).net
+                nets[path] = _network(path)
         except AgentSpecError as e:
             raise OptionError(f"--checkpoint {given}: {e}") from None
         actions = Rules.preset(preset).num_actions
@@ -269,6 +270,17 @@ def _check_networks(checkpoints: dict[str, str], bare: str | None) -> None:
             )
 
 
+def _network(path: str) -> PolicyNet | Ensemble:
+    """The network of the checkpoint (or run folder) at ``path``: ``ppo:PATH``'s."""
+    from agents.registry import make_agent
+
+    agent = make_agent(f"ppo:{path}", 0, 0)
+    from agents.policy import PolicyAgent  # torch is there: make_agent made a PolicyAgent
+
+    assert isinstance(agent, PolicyAgent)
+    return agent.net
+
+
 def _convergence(
     given: str | None, policy: str, checkpoints: dict[str, str], bare: str | None, variants: list[str]
 ) -> list[str]:
@@ -276,7 +288,6 @@ def _convergence(
     convergence = split_list(given) if given else []
     if not convergence:
         return []
-    from agents.registry import make_agent
     from agents.zoo import UNIVERSAL, path_of
     from skill.convergence import in_order
 
@@ -295,7 +306,7 @@ def _convergence(
         raise OptionError(f"--convergence: {e}") from None
     actions = max(Rules.preset(v).num_actions for v in variants)
     for path in convergence:
-        net = make_agent(f"ppo:{path}", 0, 0).net
+        net = _network(path)
         if net.actions < actions:
             raise OptionError(
                 f"--convergence {path}: the network has {net.actions} actions, the variants need {actions}"

@@ -33,7 +33,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
 
@@ -334,6 +334,10 @@ def run_point(progress: TaskProgress, point: Point, cfg: SweepConfig, train: Con
         rows: list[SweepRow] = []
         for spec, label in zip(specs, labels, strict=True):
             cost = match_cost(spec)
+
+            def advance(n: int, base: float = done, c: float = cost) -> None:
+                progress((base + n * c) / total)
+
             result = tournament(
                 rules,
                 [spec] + [cfg.opponent] * (rules.players - 1),
@@ -341,7 +345,7 @@ def run_point(progress: TaskProgress, point: Point, cfg: SweepConfig, train: Con
                 point.seed,
                 resamples=cfg.resamples,
                 unit=cfg.unit,
-                progress=lambda n, base=done, c=cost: progress((base + n * c) / total),
+                progress=advance,
             )
             done += matches * cost
             focal = result.entries[0]
@@ -423,7 +427,9 @@ def _read_task(path: Path) -> StoredTask | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and isinstance(data.get("rows"), list) else None
+    if not (isinstance(data, dict) and isinstance(data.get("rows"), list)):
+        return None
+    return cast("StoredTask", data)  # as run_sweep wrote it
 
 
 def run_sweep(
@@ -455,8 +461,9 @@ def run_sweep(
 
     def on_result(index: int, result: PointResult) -> None:
         key = todo[index].key
-        if result["checkpoint"] is not None:
-            atomic_write(out / CHECKPOINTS / f"{key}.pt", lambda f: f.write(result["checkpoint"]))
+        checkpoint = result["checkpoint"]
+        if checkpoint is not None:
+            atomic_write(out / CHECKPOINTS / f"{key}.pt", lambda f: f.write(checkpoint))
         data: StoredTask = {"key": key, "rows": result["rows"]}
         atomic_write_text(out / TASKS / f"{key}.json", json.dumps(data, indent=2) + "\n")
         stored[key] = data
@@ -519,7 +526,8 @@ def write_results(out: Path, config: dict[str, Any], rows: list[SweepRow]) -> No
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(COLUMNS)
-    writer.writerows([row[c] for c in COLUMNS] for row in rows)
+    by_column: Sequence[Mapping[str, object]] = rows
+    writer.writerows([row[c] for c in COLUMNS] for row in by_column)
     atomic_write_text(out / "results.csv", text.getvalue())
     plot_sweep(rows, out / "results.png")
 
