@@ -82,7 +82,7 @@ class Backends:
 class TableOptions:
     """The rules of a table: a preset and rule options over it (every command's ``--rules`` and ``--set``)."""
 
-    rules: str = option("standard", metavar="PRESET")
+    rules: str | None = option("standard", metavar="PRESET")
     """rule preset to start from; 'agurk rules' lists them"""
     set: list[str] = option([], metavar="OPTION=VALUE")
     """override one rule option on top of the preset; repeat for more (e.g. --set players=6 --set limit=21)."""
@@ -90,9 +90,13 @@ class TableOptions:
     def __post_init__(self) -> None:
         check(self)
 
+    def preset(self) -> str:
+        """The preset: ``--rules``, or ``standard`` where a command leaves it out (None)."""
+        return self.rules or "standard"
+
     def resolve(self) -> Rules:
-        """The rules: the preset (``standard`` when None) with every ``--set OPTION=VALUE`` on top."""
-        return Rules.preset(self.rules or "standard", **rule_overrides(self.set))
+        """The rules: the preset with every ``--set OPTION=VALUE`` on top."""
+        return Rules.preset(self.preset(), **rule_overrides(self.set))
 
     def label(self) -> str:
         """The rules for summaries: ``standard`` or ``danish21 + players=6 + limit=31``."""

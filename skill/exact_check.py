@@ -400,7 +400,7 @@ def sampled_tournament(setting: Setting, spec: str, deals: int, seed: int, field
     rules = setting.rules()
     deck = engine.deck_counts(rules, setting.ranks, setting.copies)
     plan = plan_tournament(rules, _entries(spec, field, rules.players), deals, seed, resamples=1, deck=deck)
-    return plan.result([play_planned(None, *task) for task in plan.tasks])
+    return plan.result([play_planned(lambda n: None, *task) for task in plan.tasks])
 
 
 def sampled_results(

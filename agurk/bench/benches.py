@@ -321,9 +321,9 @@ class ServeBench(TableOptions, TimedBench):
                 parse_spec(spec)
         except AgentSpecError as e:
             raise OptionError(str(e)) from None
-        waves = [Wave(self.games, self.opponents, self.rules, tuple(self.set), self.duplicate)]
+        waves = [Wave(self.games, self.opponents, self.preset(), tuple(self.set), self.duplicate)]
         if self.best_games:
-            waves.append(Wave(self.best_games, "best", self.rules, tuple(self.set), self.duplicate))
+            waves.append(Wave(self.best_games, "best", self.preset(), tuple(self.set), self.duplicate))
         return run_load(waves, think_s=self.think, seed=self.seed, expire_s=self.expire, seconds=self.seconds)
 
     def lines(self, result: LoadResult) -> list[str]:
