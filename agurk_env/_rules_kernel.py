@@ -15,8 +15,10 @@ below (:func:`agurk_env.engine.rule_array`). A table with a "last trick" twin ke
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
+from types import ModuleType
 from typing import TypeVar
 
 import numpy as np
@@ -25,8 +27,9 @@ import numpy as np
 # (after a command's last line); plain messages keep the output as the command wrote it.
 os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
 
+numba: ModuleType | None
 try:
-    import numba
+    numba = importlib.import_module("numba")
 except ImportError:  # the same functions, run as plain Python
     numba = None
 
@@ -87,7 +90,18 @@ MIX32_1, MIX32_2, POS_MUL = U64(0x85EBCA6B), U64(0xC2B2AE35), U64(0x9E3779B9)
 LOW32, POS_BITS = U64(0xFFFFFFFF), U64(63)
 SH11, SH13, SH16, SH27, SH30, SH31, SH32 = U64(11), U64(13), U64(16), U64(27), U64(30), U64(31), U64(32)
 
-OBSERVED = ("hand", "played", "trick", "top_card", "top_seat", "leader", "locked", "cards_left", "void", "trick_no")
+OBSERVED: tuple[str, ...] = (
+    "hand",
+    "played",
+    "trick",
+    "top_card",
+    "top_seat",
+    "leader",
+    "locked",
+    "cards_left",
+    "void",
+    "trick_no",
+)
 OBSERVED += ("last_trick", "position", "score", "lives", "rebuys", "in_match", "dealer", "players")
 """The observation slices :func:`observe_all` writes, by name: ``at[i]`` is the first column of ``OBSERVED[i]``.
 

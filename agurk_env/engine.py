@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -182,6 +182,7 @@ def tables(rules: Rules) -> Tables:
     n = rules.num_actions
     strength = _STRENGTH_HIGH[:n].copy()
     points = _POINTS[:n].copy()
+    assert rules.ace_points is not None  # resolved by Rules itself
     points[ACE] = rules.ace_points
     if rules.ace == "low":
         strength[ACE] = 1
@@ -283,11 +284,10 @@ class State(NamedTuple):
 
     def take(self, idx: np.ndarray | slice) -> State:
         """The sub-batch ``idx`` (copies), e.g. one game for display or search."""
-        arrays = {k: v for k, v in self._asdict().items() if isinstance(v, np.ndarray)}
         if isinstance(idx, np.ndarray):  # take copies, and is faster than fancy indexing on 2-D and 3-D arrays
             rows = np.flatnonzero(idx) if idx.dtype == bool else idx
-            return self._replace(**{k: v.take(rows, axis=0) for k, v in arrays.items()})
-        return self._replace(**{k: v[idx].copy() for k, v in arrays.items()})
+            return State._make(v.take(rows, axis=0) if isinstance(v, np.ndarray) else v for v in self)
+        return State._make(v[idx].copy() if isinstance(v, np.ndarray) else v for v in self)
 
 
 # ----------------------------------------------------------------------------- decks and setup
@@ -413,19 +413,32 @@ def advance(
         return state
     if not (reset or (state.round_over & ~state.match_over).any()):
         return state
-    fields = list(state)
+    fields: list[Any] = list(state)  # the arrays, then the seed and the next match number
     if not donate:
         for i in _ADVANCE_FIELDS:
             fields[i] = fields[i].copy()
     seed = np.uint64(state.seed & 0xFFFFFFFFFFFFFFFF)
+    s = State._make(fields)
     restarted = kernel.advance_games(
-        rule_array(rules), _dealt(rules, deck), *[fields[i] for i in _ADVANCE_FIELDS], seed, state.next_match, reset
-    )
-    fields[-1] = state.next_match + int(restarted)
-    return State._make(fields)
+        rule_array(rules), _dealt(rules, deck), s.hands, s.held, s.void, s.tricks, s.alive, s.next_seat, s.n_alive,
+        s.scores, s.lives, s.rebuys, s.round_penalty, s.winners, s.dealer, s.round_no, s.trick_no, s.cur, s.npos,
+        s.round_over, s.match_over, s.match_id, seed, state.next_match, reset,
+    )  # fmt: skip
+    return s._replace(next_match=state.next_match + int(restarted))
 
 
-_ADVANCE_NAMES = ("hands", "held", "void", "tricks", "alive", "next_seat", "n_alive", "scores", "lives", "rebuys")
+_ADVANCE_NAMES: tuple[str, ...] = (
+    "hands",
+    "held",
+    "void",
+    "tricks",
+    "alive",
+    "next_seat",
+    "n_alive",
+    "scores",
+    "lives",
+    "rebuys",
+)
 _ADVANCE_NAMES += ("round_penalty", "winners", "dealer", "round_no", "trick_no", "cur", "npos", "round_over")
 _ADVANCE_NAMES += ("match_over", "match_id")
 _ADVANCE_FIELDS = tuple(State._fields.index(k) for k in _ADVANCE_NAMES)
@@ -526,15 +539,14 @@ def rule_array(rules: Rules) -> np.ndarray:
     return out
 
 
-_LEGAL_FIELDS = tuple(State._fields.index(k) for k in ("held", "tricks", "trick_no", "cur", "npos", "leader"))
-_LEGAL_FIELDS += tuple(State._fields.index(k) for k in ("top", "prev", "locked"))
-
-
 def _legal(rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray]:
     """``(legal_bits, legal_reason)`` by the kernel."""
     b = state.batch
     bits, reasons = np.empty(b, np.int64), np.empty(b, np.int8)
-    kernel.legal_all(rule_array(rules), *[state[i] for i in _LEGAL_FIELDS], bits, reasons)
+    s = state
+    kernel.legal_all(
+        rule_array(rules), s.held, s.tricks, s.trick_no, s.cur, s.npos, s.leader, s.top, s.prev, s.locked, bits, reasons
+    )
     return bits, reasons
 
 
@@ -547,7 +559,11 @@ def trick_target(rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray]:
     sp = tables(rules)
     last = _in_last_trick(sp, state)
     target = state.prev if sp.target_previous else state.top
-    card = np.where(last, sp.card_of_last[target], sp.card_of[target]) if sp.low_last else sp.card_of[target]
+    if sp.low_last:
+        assert last is not None  # the rules treat the last trick apart
+        card = np.where(last, sp.card_of_last[target], sp.card_of[target])
+    else:
+        card = sp.card_of[target]
     if last is None:
         not_equal = np.full(state.batch, sp.not_equal)
     else:
@@ -571,6 +587,7 @@ def _beats_top(sp: Tables, top: np.ndarray, s: np.ndarray, last: np.ndarray | No
     """Whether strength ``s`` beats the trick's top strength ``top`` (an equal card beats unless the rules say not)."""
     if sp.not_equal == sp.not_equal_last:
         return (s > top) if sp.not_equal else (s >= top)
+    assert last is not None  # the last trick is apart (_in_last_trick)
     return s + 1 - np.where(last, sp.not_equal_last, sp.not_equal) > top  # s >= top, or s > top
 
 
@@ -604,6 +621,7 @@ def cards_played(rules: Rules, state: State, by_seat: bool = False) -> np.ndarra
     sp = tables(rules)
     b, p, a = state.batch, sp.players, sp.actions
     cards = state.tricks.astype(np.int64) + 1  # (B, H, P); 0 for "no card"
+    shape: tuple[int, ...]
     if by_seat:
         shape, slot = (b, p), np.arange(b * p).reshape(b, 1, p) * (a + 1) + cards
     else:
@@ -657,7 +675,7 @@ def _play(rules: Rules, state: State, games: np.ndarray, actions: np.ndarray, do
     Without ``donate`` it copies the fields the play can write (those of a round's end only
     where a round can end), so the input is untouched.
     """
-    fields = list(state)
+    fields: list[Any] = list(state)  # the arrays, then the seed and the next match number
     if not donate:
         sp = tables(rules)
         if _ends_a_round(sp, state):
@@ -669,8 +687,13 @@ def _play(rules: Rules, state: State, games: np.ndarray, actions: np.ndarray, do
     cards = np.ascontiguousarray(actions, dtype=np.int64).reshape(-1)
     if cards.size != games.size:
         raise ValueError(f"play needs one action per game ({games.size}), not {cards.size}")
-    kernel.play_games(rule_array(rules), *[fields[i] for i in _PLAY_FIELDS], games, cards)
-    return State._make(fields)
+    s = State._make(fields)
+    kernel.play_games(
+        rule_array(rules), s.hands, s.held, s.void, s.tricks, s.trick_leader, s.trick_winner, s.alive, s.next_seat,
+        s.n_alive, s.scores, s.lives, s.rebuys, s.round_penalty, s.out_now, s.rebought_now, s.winners, s.trick_no,
+        s.cur, s.npos, s.leader, s.top, s.top_seat, s.prev, s.locked, s.round_over, s.match_over, games, cards,
+    )  # fmt: skip
+    return s
 
 
 def play_in(rules: Rules, state: State, games: np.ndarray, actions: np.ndarray) -> State:

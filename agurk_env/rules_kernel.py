@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from agurk_env import _rules_kernel as kernel
 
@@ -35,10 +36,37 @@ def _signatures() -> dict[str, object]:
     c = lambda dtype: dtype[:, :, ::1]  # noqa: E731 - (B, P, A) and (B, H, P)
     rules = t.Array(t.int64, 1, "C", readonly=True)  # rule_array's
     legal_args = (m(i16), c(i8), v64, v64, v64, v64, v64, v64, vb)
-    play_args = (c(i8), m(i16), m(i16), c(i8), m(i8), m(i8), m(b1), m(i64), v64, m(i32), m(i16), m(i16), m(i32))
+    play_args: tuple[Any, ...] = (
+        c(i8),
+        m(i16),
+        m(i16),
+        c(i8),
+        m(i8),
+        m(i8),
+        m(b1),
+        m(i64),
+        v64,
+        m(i32),
+        m(i16),
+        m(i16),
+        m(i32),
+    )
     play_args += (m(b1), m(b1), m(b1), v64, v64, v64, v64, v64, v64, v64, vb, vb, vb)
     observe_args = (c(i8), m(i16), c(i8), m(b1), m(i32), m(i16), m(i16), v64, v64, v64, v64, v64, v64, vb)
-    advance_args = (c(i8), m(i16), m(i16), c(i8), m(b1), m(i64), v64, m(i32), m(i16), m(i16), m(i32), m(b1))
+    advance_args: tuple[Any, ...] = (
+        c(i8),
+        m(i16),
+        m(i16),
+        c(i8),
+        m(b1),
+        m(i64),
+        v64,
+        m(i32),
+        m(i16),
+        m(i16),
+        m(i32),
+        m(b1),
+    )
     advance_args += (v64, v64, v64, v64, v64, vb, vb, v64, t.uint64, i64, b1)
     return {
         "advance_games": i64(rules, v64, *advance_args),

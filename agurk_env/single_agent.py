@@ -45,7 +45,7 @@ step; ``illegal="raise"`` raises ``ValueError`` like the AEC environment.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import numpy as np
@@ -69,7 +69,8 @@ class AgurkEnv(gymnasium.Env):
     ``info`` holds ``action_mask`` (bool) on every reset and step, and ``illegal`` on steps.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": RENDER_MODES}
+    # gymnasium declares metadata on its instances, so no ClassVar here (mypy)
+    metadata: dict[str, Any] = {"render_modes": RENDER_MODES}  # noqa: RUF012
 
     def __init__(
         self,
@@ -137,7 +138,14 @@ def _rendered(render_mode: str | None, games: LearnerGames) -> tuple[str, ...] |
 
 
 def single_agent_env(
-    rules: str | Rules = "standard", opponents: Opponents = None, seat: int | None = None, **options: RuleValue
+    rules: str | Rules = "standard",
+    opponents: Opponents = None,
+    seat: int | None = None,
+    *,
+    episode: Episode = "round",
+    render_mode: str | None = None,
+    illegal: Illegal = "lowest",
+    **options: RuleValue,
 ) -> AgurkEnv:
     """A ``gymnasium.Env`` where one learner plays ``opponents`` (see the module docstring).
 
@@ -146,9 +154,12 @@ def single_agent_env(
         opponents: ``None`` (random play), agent specs (``"guard,pimc,random"``), an agent, ``players - 1``
             agents, or a factory ``seed -> agents``.
         seat: The learner's seat; ``None`` draws one per match.
-        **options: ``episode``, ``render_mode``, ``illegal``, and rule options (``players=5``, ...).
+        episode: ``"round"`` or ``"match"`` (see :class:`AgurkEnv`).
+        render_mode: ``None`` or one of the render modes.
+        illegal: What an illegal action does: ``"lowest"`` or ``"raise"``.
+        **options: Rule options (``players=5``, ...).
     """
-    return AgurkEnv(rules, opponents, seat, **options)
+    return AgurkEnv(rules, opponents, seat, episode, render_mode, illegal, **options)
 
 
 # ----------------------------------------------------------------------------- gymnasium vector
@@ -167,7 +178,8 @@ class AgurkVectorEnv(VectorEnv):
     those of ``SyncVectorEnv`` over :class:`AgurkEnv` games in the same auto-reset mode.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": RENDER_MODES, "autoreset_mode": AutoresetMode.SAME_STEP}
+    # gymnasium declares metadata on its instances, so no ClassVar here (mypy)
+    metadata: dict[str, Any] = {"render_modes": RENDER_MODES, "autoreset_mode": AutoresetMode.SAME_STEP}  # noqa: RUF012
 
     def __init__(
         self,
@@ -241,7 +253,15 @@ def _put_info(infos: dict[str, object], key: str, values: np.ndarray, flags: np.
 
 
 def sb3_vec_env(
-    n_envs: int, rules: str | Rules = "standard", opponents: Opponents = None, **options: RuleValue
+    n_envs: int,
+    rules: str | Rules = "standard",
+    opponents: Opponents = None,
+    *,
+    seat: int | None = None,
+    episode: Episode = "round",
+    render_mode: str | None = None,
+    illegal: Illegal = "lowest",
+    **options: RuleValue,
 ) -> AgurkVecEnv:
     """A stable-baselines3 ``VecEnv`` of ``n_envs`` games on the batched engine, with ``action_masks()``.
 
@@ -252,10 +272,14 @@ def sb3_vec_env(
         rules: A preset name or a :class:`Rules`.
         opponents: ``None`` (random play), agent specs (``"guard,pimc,random"``), an agent, ``players - 1``
             agents, or a factory ``seed -> agents``.
-        **options: ``seat``, ``episode``, ``render_mode``, ``illegal``, and rule options.
+        seat: The learner's seat; ``None`` draws one per match.
+        episode: ``"round"`` or ``"match"`` (see :class:`AgurkEnv`).
+        render_mode: ``None`` or one of the render modes.
+        illegal: What an illegal action does: ``"lowest"`` or ``"raise"``.
+        **options: Rule options (``players=5``, ...).
     """
     try:
         from agurk_env.vec_env import AgurkVecEnv
     except ImportError as e:  # pragma: no cover - depends on the install
         raise ImportError('sb3_vec_env needs stable-baselines3: pip install -e ".[rl]" from the checkout') from e
-    return AgurkVecEnv(n_envs, rules, opponents, **options)
+    return AgurkVecEnv(n_envs, rules, opponents, seat, episode, render_mode, illegal, **options)

@@ -119,7 +119,8 @@ class AgurkVecEnv(VecEnv):
         """No images: render as text."""
         return [None] * self.num_envs
 
-    def render(self, mode: str | None = None) -> str | None:
+    # SB3 annotates render as returning an image; this env renders text ("ansi") or prints it ("human")
+    def render(self, mode: str | None = None) -> str | None:  # type: ignore[override]
         """Game 0 as text (``"ansi"``) or printed (``"human"``)."""
         mode = mode or self.render_mode
         if mode is None or self.games.state is None:

@@ -178,14 +178,16 @@ def bench_compiled_loop(rules: Rules, batch: int = 4096, seconds: float = 5.0, s
     from agurk_env import engine
 
     state = engine.init(rules, batch, seed)
-    fields = [v.copy() if isinstance(v, np.ndarray) else v for v in state]
-    arrays = [fields[i] for i in range(len(engine.State._fields) - 2)]
+    s = engine.State._make(v.copy() if isinstance(v, np.ndarray) else v for v in state)  # the kernel plays copies
     draws = np.array([seed], dtype=np.uint64)
     size, kth = engine.SET_SIZE.astype(np.int64), engine.KTH_MEMBER.reshape(-1).astype(np.int64)
     seed64, next_match = np.uint64(state.seed & 0xFFFFFFFFFFFFFFFF), state.next_match
     loop = lambda n, start: kernel.random_play(  # noqa: E731
-        engine.rule_array(rules), engine.tables(rules).deck, *arrays, seed64, start, n, draws, size, kth
-    )
+        engine.rule_array(rules), engine.tables(rules).deck, s.hands, s.held, s.void, s.tricks, s.trick_leader,
+        s.trick_winner, s.alive, s.next_seat, s.n_alive, s.scores, s.lives, s.rebuys, s.round_penalty, s.out_now,
+        s.rebought_now, s.winners, s.dealer, s.round_no, s.trick_no, s.cur, s.npos, s.leader, s.top, s.top_seat,
+        s.prev, s.locked, s.round_over, s.match_over, s.match_id, seed64, start, n, draws, size, kth,
+    )  # fmt: skip
     start_compile = time.perf_counter()
     next_match = loop(1, next_match)
     compile_s = time.perf_counter() - start_compile
