@@ -33,4 +33,4 @@ fi
 scripts/torch.sh
 
 # The tests' command, verbatim:
-pip install -e ".[test,docs]" && ruff check . && mkdocs build --strict && python -m pytest -n 2 -m "not slow"
+pip install -e ".[test,docs]" && ruff check . && mypy && mkdocs build --strict && python -m pytest -n 2 -m "not slow"

@@ -42,7 +42,7 @@ def test_the_readme_test_command_is_what_ci_runs() -> None:
     assert "exec scripts/test.sh" in ci  # CI runs the README's second command
     script = (ROOT / "scripts" / "test.sh").read_text().splitlines()
     command = script[script.index("# The tests' command, verbatim:") + 1]
-    ci_command = 'pip install -e ".[test,docs]" && ruff check . && mkdocs build --strict'
+    ci_command = 'pip install -e ".[test,docs]" && ruff check . && mypy && mkdocs build --strict'
     assert command == ci_command + ' && python -m pytest -n 2 -m "not slow"'
     assert "scripts/test.sh" in _bash_lines(README) and "scripts/quickstart.sh" in _bash_lines(README)
     assert command in _bash_lines(ROOT / "docs" / "getting-started.md")
