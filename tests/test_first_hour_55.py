@@ -255,7 +255,7 @@ def _stand_ins(tmp_path: Path) -> tuple[dict[str, str], Path]:
         '    echo "export PATH=\\"$3/bin:\\$PATH\\"" > "$3/bin/activate"\n'
         "fi\n"
     )
-    for tool in ("python", "pip", "agurk", "ruff", "mkdocs", "chromium", "chromedriver"):
+    for tool in ("python", "pip", "agurk", "ruff", "mypy", "mkdocs", "chromium", "chromedriver"):
         (bin_dir / tool).write_text(python)
         (bin_dir / tool).chmod(0o755)
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "PYTHON": str(bin_dir / "python"), "HOME": str(tmp_path)}
