@@ -134,10 +134,11 @@ def measure(
     win, pen, share = [], [], []
     for i, (s, c) in enumerate(zip(settings, choices, strict=True)):
         mine = {spec: pieces[(s, spec)] for spec in agents_of(c)}
-        w, p = st.relative_skill(mine, c.best_win, c.best_penalty, seed * 1000 + i, resamples)
+        sums = st.resampled(mine, seed * 1000 + i, resamples)  # one bootstrap for RS and the skill share
+        w, p = st.relative_skill(mine, c.best_win, c.best_penalty, seed * 1000 + i, resamples, sums)
         win.append(w)
         pen.append(p)
-        share.append(st.share_of_skill(mine, c.best_win, seed * 1000 + i, resamples))
+        share.append(st.share_of_skill(mine, c.best_win, seed * 1000 + i, resamples, sums))
     return Measured(list(settings), list(choices), win, pen, share)
 
 

@@ -54,7 +54,11 @@ class RS:
         return float(np.nanstd(self.samples, ddof=1))
 
 
-def _resampled(pieces: Mapping[str, Piece], seed: int, resamples: int) -> dict[str, tuple[np.ndarray, ...]]:
+Resampled = dict[str, tuple[np.ndarray, ...]]
+"""Per agent, its sums on the deals and on each bootstrap resample (:func:`resampled`)."""
+
+
+def resampled(pieces: Mapping[str, Piece], seed: int, resamples: int) -> Resampled:
     """Per agent: mean win, penalty and rounds sums, mean squared win ``(1 + B,)``: the point, then each resample.
 
     Agents with as many deals share each resample's deals; another length draws its own
@@ -81,13 +85,19 @@ def _resampled(pieces: Mapping[str, Piece], seed: int, resamples: int) -> dict[s
 
 
 def relative_skill(
-    pieces: Mapping[str, Piece], best_win: str, best_penalty: str, seed: int, resamples: int
+    pieces: Mapping[str, Piece],
+    best_win: str,
+    best_penalty: str,
+    seed: int,
+    resamples: int,
+    sums: Resampled | None = None,
 ) -> tuple[RS, RS]:
     """RS by win rate and by penalty, ``(R_best - R_random) / (R_fictive - R_random)``, with bootstrap samples.
 
     ``pieces`` per agent: ``random``, ``fictive`` and the two best fair agents (chosen on other deals).
+    ``sums``: their :func:`resampled` sums of this ``seed``, when already drawn.
     """
-    sums = _resampled(pieces, seed, resamples)
+    sums = resampled(pieces, seed, resamples) if sums is None else sums
     win = {s: v[0] for s, v in sums.items()}
     with np.errstate(divide="ignore", invalid="ignore"):
         pen = {s: -v[1] / v[2] for s, v in sums.items()}
@@ -106,13 +116,16 @@ def relative_skill(
     return rs(win, best_win), rs(pen, best_penalty)
 
 
-def share_of_skill(pieces: Mapping[str, Piece], best_win: str, seed: int, resamples: int) -> RS:
+def share_of_skill(
+    pieces: Mapping[str, Piece], best_win: str, seed: int, resamples: int, sums: Resampled | None = None
+) -> RS:
     """The skill share of random play and the best fair agent, with bootstrap samples (:func:`skill.stats.skill_share`).
 
     The real agents here are those two: the share of one match's win/lose variance explained
-    by which of them plays (N* is its inverse). ``seed`` as in :func:`relative_skill` draws the same resamples.
+    by which of them plays (N* is its inverse). ``seed`` as in :func:`relative_skill` draws the same resamples;
+    ``sums`` are those resamples when already drawn.
     """
-    sums = _resampled(pieces, seed, resamples)
+    sums = resampled(pieces, seed, resamples) if sums is None else sums
     real = (RANDOM, best_win)
     win = np.stack([sums[s][0] for s in real], axis=1)
     sampling = np.stack([(sums[s][3] - sums[s][0] ** 2) / (len(pieces[s].win) - 1) for s in real], axis=1)
