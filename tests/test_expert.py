@@ -25,9 +25,10 @@ from agurk_env.rules import Rules
 from tests.test_guided import _positions
 from tests.tiny_config import TINY
 from training.config import ConfigError, config_from_dict, config_to_dict
-from training.expert import Data, ExpertTrainer, Generations, fit, improved_policy
+from training.expert import Data, ExpertTrainer, Generations, fit
 from training.resume import resume_checkpoint
 from training.run import execute
+from training.teacher import improved_policy
 
 
 def _decision(rules: Rules, state: engine.State) -> Decision:

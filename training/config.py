@@ -30,6 +30,7 @@ _T = TypeVar("_T")
 Algo = Literal["ppo", "sb3", "expert"]
 """The trainers: PPO on the batched engine, sb3-contrib's MaskablePPO, or expert iteration."""
 Critic = Literal["shared", "full_info"]
+TeacherName = Literal["rollout", "best"]
 """The PPO trainer's value function: a head on the policy's trunk, or a network of its own on the full state."""
 
 
@@ -112,6 +113,9 @@ class ExpertConfig:
     """Solve the last ``leaf`` tricks of every rollout exactly (exact late, fusion-free early; ``0``: rollouts only)."""
     belief: bool = False
     """Weight the worlds by the likelihood of the opponents' plays this round under the network (self-play: right)."""
+    teacher: TeacherName = "rollout"
+    """Who improves the decisions: the network's rollout operator (the settings above), or ``best``: at each table
+    the agent ``best`` plays there (a search's values, or a shipped network's probabilities; training/teacher.py)."""
     temperature: float = option(0.05, above=0)
     """The improved policy is ``softmax(values / temperature)`` over the legal cards (values: utility, about -1..0)."""
     play: Literal["improved", "policy"] = "improved"
@@ -252,8 +256,9 @@ class Config:
     expert: ExpertConfig = dataclasses.field(default_factory=ExpertConfig)
     """``algo: expert`` only: the rollout operator, the self-play generations and their training."""
     mixture: MixtureConfig = dataclasses.field(default_factory=MixtureConfig)
-    """``algo: ppo`` only: train on tables drawn from families of rules; ``preset`` and ``players`` are then
-    the tables the run evaluates on."""
+    """``algo: ppo`` and ``expert``: train on tables drawn from families of rules (expert: ``slots`` tables drawn
+    afresh in each generation's shard, ``expert.games`` games each); ``preset`` and ``players`` are then the tables
+    the run evaluates on."""
 
     def actions(self) -> int:
         """Card outputs of the network: every card and the joker with a mixture, else what the tables need."""
@@ -310,8 +315,8 @@ def _check(cfg: Config) -> None:
             parse_spec(spec)
         except AgentSpecError as e:
             raise ConfigError(f"{key}: {e}") from None
-    if cfg.mixture.families and cfg.algo != "ppo":
-        raise ConfigError(f"mixture.families needs algo: ppo, not {cfg.algo!r}")
+    if cfg.mixture.families and cfg.algo not in ("ppo", "expert"):
+        raise ConfigError(f"mixture.families needs algo: ppo or expert, not {cfg.algo!r}")
     for name, family in cfg.mixture.families.items():
         for preset in family.presets:
             if preset not in PRESETS:

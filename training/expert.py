@@ -8,9 +8,12 @@ is seeded by the run's seed, the generation and the shard, so the data are the s
 backend and for any number of workers. At every
 decision with a choice the rollout policy-improvement operator (:func:`agents.guided.improve`)
 values each legal card by rollouts in which the network plays every seat over sampled worlds
-of the unseen cards, so no rollout player sees a hidden card. Each such decision is recorded
+of the unseen cards, so no rollout player sees a hidden card; with ``expert.teacher: best``
+the agent ``best`` plays at that table teaches instead (:mod:`training.teacher`: a search's
+values, or a shipped network's probabilities). Each such decision is recorded
 as (observation, legal cards, improved policy ``softmax(values / temperature)``) and, once
 its round ends, the mover's round reward (PPO's: ``-penalty_weight * penalty / limit``).
+With ``mixture.families`` each shard plays ``mixture.slots`` tables drawn from the mixture.
 The card played is drawn from the improved policy (``play: improved``) or the network.
 
 After each generation the network is trained on the newest ``window`` generations: cross
@@ -32,7 +35,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from agents.guided import improve
 from agents.policy import Checkpoint, PolicyNet, masked_log_softmax, pad_legal
 from agents.tasks import Backend, TaskProgress, run_tasks
 from agurk_env import engine, observation
@@ -41,6 +43,8 @@ from agurk_env.rewards import round_rewards
 from agurk_env.rules import Rules
 from training.checkpoint import initial_net, save_checkpoint
 from training.config import Config, config_from_dict, config_to_dict
+from training.mixture import draw
+from training.teacher import Teachers
 
 if TYPE_CHECKING:
     from training.schedule import UpdateSink
@@ -64,21 +68,16 @@ class Data:
         return self.reward.size
 
 
-def improved_policy(values: np.ndarray, temperature: float) -> np.ndarray:
-    """``(k, A)`` ``softmax(values / temperature)`` over the finite values (the legal cards), 0 elsewhere."""
-    finite = np.isfinite(values)
-    scaled = np.where(finite, values / temperature, -np.inf)
-    scaled = scaled - scaled.max(1, keepdims=True)
-    p = np.where(finite, np.exp(scaled), 0.0)
-    return p / p.sum(1, keepdims=True)
-
-
 class Generations:
-    """Self-play tables of fresh matches (one per player count) and the recording of improved decisions."""
+    """Self-play tables of fresh matches (one per player count, or ``mixture.slots`` drawn tables) and their records."""
 
     def __init__(self, cfg: Config, seed: int) -> None:
         self.cfg = cfg
-        self.rule_sets = cfg.rule_sets()
+        tables = np.random.default_rng([seed, 0x7AB])
+        self.rule_sets = (
+            [draw(cfg.mixture, tables) for _ in range(cfg.mixture.slots)] if cfg.mixture.families else cfg.rule_sets()
+        )
+        self.teachers = Teachers(cfg.expert.teacher, seed)
         self.states = [engine.init(r, cfg.expert.games, seed * 1_000_003 + i) for i, r in enumerate(self.rule_sets)]
         self.rounds = [np.zeros(cfg.expert.games, np.int64) for _ in self.rule_sets]
 
@@ -104,10 +103,7 @@ class Generations:
                     free = free[open_rounds[i][free]]  # only the rounds still owed a reward need good play
                 if free.size:
                     d = Decision(rules, st, free, bits[free])
-                    values = improve(
-                        rules, net, d.public, d.legal, ex.worlds, rng, ex.moves, ex.rollouts, ex.leaf or None, ex.belief
-                    )
-                    target = improved_policy(values, ex.temperature)
+                    target = self.teachers.target(net, d, rng, ex)
                     if recording:
                         legal = pad_legal(d.legal, actions)
                         wide = np.zeros((free.size, actions), np.float32)
