@@ -120,6 +120,11 @@ SHRINK = [
 """Substitutions that make a long command short, each matched on the printed command."""
 
 
+PLAY_INPUT = "".join(f"#{k}\n" for k in range(1, 8)) + "q\n"
+"""``agurk play``'s input: hand entries #1..#7 until one is legal (one always is: a card at least as high as the
+trick's, else the lowest), so a card is played and ``--record`` is written, then quit (``q``, or the input's end)."""
+
+
 def shrunk(command: str) -> str:
     for pattern, replacement in SHRINK:
         command = re.sub(pattern, replacement, command)
@@ -178,7 +183,8 @@ def test_the_tour(command: str, scratch: Path) -> None:
     agurk = str(Path(sys.executable).parent / "agurk")
     argv = [agurk, *shlex.split(shrunk(command))[1:]]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    run = subprocess.run(argv, cwd=scratch, input="q\n", capture_output=True, text=True, timeout=900, env=env)
+    given = PLAY_INPUT if command.startswith("agurk play ") else "q\n"
+    run = subprocess.run(argv, cwd=scratch, input=given, capture_output=True, text=True, timeout=900, env=env)
     assert run.returncode == 0, f"{shrunk(command)}\n{run.stderr[-2000:]}"
 
 
