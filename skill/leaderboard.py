@@ -1,20 +1,25 @@
-"""The leaderboard: any set of agents rated at one table, from duplicate-deal games in mixed tables.
+"""The leaderboard: any set of agents rated at one table, from duplicate-deal games.
 
-**The games.** With ``P`` seats (``rules.players``) and ``N >= P`` agents, every ``P``-subset of the
-agents is a *group*: its agents, in the order of their spec strings, are one tournament of
-:func:`agents.tournament.plan_tournament`, each deal played at every seating of it (all ``P!`` at up
-to 4 players, the balanced design above: :mod:`agents.seatings`). Every group plays the same
-duplicate deals (match ``m`` of ``seed``, ``m < deals``), so every pair of agents meets in
-``C(N - 2, P - 2)`` groups, at every seating, on the same cards. A group's numbers depend on its
-own agents only (never on the other agents, nor on the order of ``--agents``), so with a
-:class:`skill.cache.TaskCache` a leaderboard that adds an agent plays only the groups with it.
+**The games.** With ``P`` seats (``rules.players``) and ``N`` agents, a *group* is one list of ``P``
+entries (agents, in the order of their spec strings, an agent in several seats repeated), played as
+one tournament of :func:`agents.tournament.plan_tournament`: each deal at every seating of it (all
+distinct arrangements up to 24, the balanced design above: :mod:`agents.seatings`; entries of one
+agent take its seats in turn, so each agent sits in every seat equally often). The design
+(:func:`design_groups`) chooses the groups: ``pairs`` (the default), every pair of agents alone at
+the table, ``ceil(P/2)`` seats against ``floor(P/2)`` (and the mirror at odd ``P``), so how two
+agents fare against each other depends on them only; ``subsets``, every ``P``-subset of ``N >= P``
+agents, each pair meeting in ``C(N - 2, P - 2)`` mixed groups. Every group plays the same duplicate
+deals (match ``m`` of ``seed``, ``m < deals``). A group's numbers depend on its own entries only
+(never on the other agents, nor on the order of ``--agents``), so with a :class:`skill.cache.TaskCache`
+a leaderboard that adds an agent plays only the groups with it: its ``N`` pairs of the ``C(N + 1, 2)``.
 
 **One rating model** on every game at once: the Plackett-Luce fit of
 :func:`agents.tournament_stats.fit_plackett_luce` to the finishing orders of every match (the
 agents absent from a group take no part in its orders), on the Elo scale
 (:data:`agents.tournament_stats.RATING_SCALE`, centred to mean 0), with 95% percentile bootstrap
 intervals over deals: deals are resampled jointly, each with all its matches at every seating
-of every group (:func:`agents.tournament_stats.deal_resamples`).
+of every group (:func:`agents.tournament_stats.deal_resamples`). An agent in two seats is two
+entries of one strength in the orders.
 
 **Nash averaging** (Balduzzi et al. 2018, "Re-evaluating evaluation"): the meta-game's payoff
 ``A[i, j]`` is agent ``i``'s finishing-order advantage over ``j`` in the groups where both sit,
@@ -23,8 +28,10 @@ neither; antisymmetric). :func:`max_entropy_nash` finds its maximum-entropy Nash
 ``p``, and an agent's Nash rating is its payoff against it, ``(A p)_i``: 0 for the agents ``p``
 plays, below 0 for the others (how much they lose against the equilibrium mixture). In a given
 meta-game, an exact copy of an agent shares its equilibrium weight and leaves every other Nash
-rating as it was. Adding an agent to a leaderboard of 3 or more seats also adds the tables where it
-sits beside two others, which changes their head-to-head numbers: docs/leaderboard.md measures it.
+rating as it was. In the ``pairs`` design ``A[i, j]`` comes from the pair's own tables, so adding an
+agent leaves the meta-game of the others as it was, and a copy leaves their Nash ratings; in the
+``subsets`` design at 3 or more seats an added agent also sits beside the other pairs, which changes
+their head-to-head numbers: docs/leaderboard.md measures it.
 
 **People** (:mod:`skill.people`): a person's finishing orders in matches at the same table against
 the agents (``agurk serve``'s duplicate games, read by the application) rate them on the same
@@ -49,6 +56,7 @@ from agurk_env.atomic import atomic_write_text
 from agurk_env.matches import DEFAULT_BATCH
 from agurk_env.rules import Rules
 from skill.cache import TaskCache
+from skill.leaderboard_plan import Design
 from skill.people import PREFIX, PersonMatches, RatedPerson, check_person, rate_person
 
 if TYPE_CHECKING:
@@ -72,18 +80,42 @@ Progress = Callable[[int, int], None]
 """``progress(matches_done, matches)``: the matches played so far (the cached ones count as done) of all."""
 
 
-def check_agents(specs: Sequence[str], players: int) -> None:
-    """Raise ``ValueError`` (one line) unless ``specs`` are at least 2, and ``players``, different agent specs."""
+def check_agents(specs: Sequence[str], players: int, design: Design = "pairs") -> None:
+    """Raise ``ValueError`` (one line) unless ``specs`` are at least 2 (``subsets``: ``players``) different specs."""
     if len(specs) < 2:
         raise ValueError(f"a leaderboard needs at least 2 agents, not {len(specs)}")
     twice = sorted({s for s in specs if specs.count(s) > 1})
     if twice:
         raise ValueError(f"{', '.join(twice)} named twice: name every agent once")
-    if len(specs) < players:
+    if design == "subsets" and len(specs) < players:
         raise ValueError(
             f"{len(specs)} agents cannot fill a table of {players} players with different agents: give at least "
-            f"{players}, or fewer players (--set players=N)"
+            f"{players}, fewer players (--set players=N), or --design pairs"
         )
+
+
+def design_groups(specs: Sequence[str], players: int, design: Design) -> list[tuple[int, ...]]:
+    """The groups of ``design``: per group, the agent (index into ``specs``) of each seat's entry, specs sorted.
+
+    ``pairs``: per pair ``i, j`` (``specs[i] < specs[j]``), ``ceil(P/2)`` entries of ``i`` and
+    ``floor(P/2)`` of ``j``, and at odd ``P`` the mirror (``floor`` of ``i``, ``ceil`` of ``j``), so
+    neither has more seats; ``subsets``: every ``P``-subset of the agents, one entry each.
+    """
+    order = sorted(range(len(specs)), key=lambda i: specs[i])
+    if design == "subsets":
+        return list(itertools.combinations(order, players))
+    high, low = (players + 1) // 2, players // 2
+    splits = [(high, low)] + ([(low, high)] if high != low else [])
+    return [(i,) * a + (j,) * b for i, j in itertools.combinations(order, 2) for a, b in splits]
+
+
+def describe(design: Design, players: int, agents: int) -> str:
+    """What ``design``'s groups are, in words (``leaderboard.json``'s ``groups``, ``leaderboard.md``)."""
+    if design == "subsets":
+        return f"every {players}-subset of the {agents} agents"
+    high, low = (players + 1) // 2, players // 2
+    mirror = f", and {low} against {high}" if high != low else ""
+    return f"every pair of the {agents} agents alone at the table, {high} seats against {low}{mirror}"
 
 
 @dataclass(frozen=True)
@@ -93,12 +125,14 @@ class LeaderboardPlan:
     rules: Rules
     specs: list[str]
     """The agents, as given."""
+    design: Design
+    """Which groups are played (:func:`design_groups`)."""
     deals: int
     seed: int
     batch: int
     resamples: int
     groups: list[tuple[int, ...]]
-    """Per group, the agents (indices into ``specs``) of its entries, in entry order (their specs sorted)."""
+    """Per group, the agent (index into ``specs``) of each entry, in entry order (their specs sorted)."""
     plans: list[TournamentPlan]
     """Per group, its tournament."""
 
@@ -118,22 +152,20 @@ def plan_leaderboard(
     specs: Sequence[str],
     deals: int,
     seed: int,
+    design: Design = "pairs",
     batch: int = DEFAULT_BATCH,
     resamples: int = RESAMPLES,
 ) -> LeaderboardPlan:
-    """Lay the leaderboard of ``specs`` out: every ``rules.players``-subset a tournament on the same deals.
+    """Lay the leaderboard of ``specs`` out: every group of ``design`` (:func:`design_groups`) a tournament.
 
     Raises ``ValueError`` for too few or repeated agents (:func:`check_agents`) and
     ``agents.registry.AgentSpecError`` for a bad spec.
     """
     specs = [s.strip() for s in specs]
-    check_agents(specs, rules.players)
-    groups = [
-        tuple(sorted(subset, key=lambda i: specs[i]))
-        for subset in itertools.combinations(range(len(specs)), rules.players)
-    ]
+    check_agents(specs, rules.players, design)
+    groups = design_groups(specs, rules.players, design)
     plans = [plan_tournament(rules, [specs[i] for i in group], deals, seed, batch, resamples) for group in groups]
-    return LeaderboardPlan(rules, specs, deals, seed, batch, resamples, groups, plans)
+    return LeaderboardPlan(rules, specs, design, deals, seed, batch, resamples, groups, plans)
 
 
 @dataclass(frozen=True)
@@ -231,18 +263,17 @@ def pooled_stages(plan: LeaderboardPlan, tables: list[list[SeatStats]]) -> tuple
     """The Plackett-Luce stages of every match of every group, over all agents: ``(chosen, risk, counts)``.
 
     Each group's stages (:func:`agents.tournament_stats.stages`, over its entries) are widened to
-    every agent (the others in no risk set) and merged: ``chosen`` and ``risk`` ``(S, N)`` bool,
-    ``counts`` ``(deals, S)`` how often each deal holds each stage.
+    every agent (the others in no risk set) and merged: ``chosen`` and ``risk`` ``(S, N)`` counts of
+    each agent's entries (0 or 1 but for an agent in several seats), ``counts`` ``(deals, S)`` how
+    often each deal holds each stage.
     """
     n = len(plan.specs)
     wide, parts = [], []
     for g, group in enumerate(plan.groups):
         place = group_places(plan, tables, g)
         st = stages(place, np.tile(np.arange(plan.deals), place.shape[0] // plan.deals), plan.deals)
-        rows = np.zeros((st.chosen.shape[0], 2 * n), bool)  # chosen, then risk, over every agent
-        rows[:, list(group)] = st.chosen
-        rows[:, [n + i for i in group]] = st.risk
-        wide.append(rows)
+        agent = np.eye(n, dtype=np.int64)[list(group)]  # (E, N): each entry's agent
+        wide.append(np.hstack([st.chosen @ agent, st.risk @ agent]))  # chosen, then risk, over every agent
         parts.append(st.counts)
     unique, inverse = np.unique(np.concatenate(wide), axis=0, return_inverse=True)
     ends = np.cumsum([0, *(c.shape[1] for c in parts)])
@@ -277,8 +308,9 @@ def rate(theta: np.ndarray, boot: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
 def head_to_head(plan: LeaderboardPlan, tables: list[list[SeatStats]]) -> np.ndarray:
     """The meta-game ``(N, N)``: ``A[i, j]``, agent i's finishing-order advantage over agent j.
 
-    ``A[i, j] = (ahead - behind) / matches`` over every match of every group with both: +1 when ``i``
-    finishes ahead of ``j``, -1 when behind, 0 on a tie. ``A`` is antisymmetric, its diagonal 0.
+    ``A[i, j] = (ahead - behind) / comparisons`` over every entry of ``i`` against every entry of
+    ``j`` in every match of every group with both: +1 when ``i``'s finishes ahead, -1 when behind, 0
+    on a tie (two entries of one agent add up to 0). ``A`` is antisymmetric, its diagonal 0.
     """
     n = len(plan.specs)
     score = np.zeros((n, n), np.int64)
@@ -415,8 +447,9 @@ class Leaderboard:
             "seed": plan.seed,
             "batch": plan.batch,
             "bootstrap_resamples": plan.resamples,
-            "design": (
-                f"every {plan.rules.players}-subset of the {len(plan.specs)} agents, each at every seating of its "
+            "design": plan.design,
+            "groups": (
+                f"{describe(plan.design, plan.rules.players, len(plan.specs))}, each group at every seating of its "
                 f"{plan.plans[0].design.design} design, on the same {plan.deals} duplicate deals"
             ),
             "tables": [
@@ -476,9 +509,9 @@ def markdown(data: dict[str, Any]) -> str:
     lines = [
         "# Leaderboard",
         "",
-        f"{len(data['nash']['agents'])} agents at {data['players']} players, {data['hand_size']} cards each: "
-        f"{_count(len(tables), 'group')} (every {data['players']}-subset), {seatings} tables with every seating, "
-        f"{data['deals']} duplicate deals each (seed {data['seed']}): {data['matches']:,} matches.",
+        f"{len(data['nash']['agents'])} agents at {data['players']} players, {data['hand_size']} cards each, "
+        f"{data['design']} design: {_count(len(tables), 'group')} ({data['groups']}; seed {data['seed']}), "
+        f"{seatings:,} tables: {data['matches']:,} matches.",
         "",
         "| rank | agent | rating | 95% interval | Nash rating | Nash weight |",
         "|---:|---|---:|---|---:|---:|",

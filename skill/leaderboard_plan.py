@@ -14,7 +14,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from agents.command import Backends, Quiet, Seeded, TableOptions, command_line, worker_count
 from agurk_env.options import REQUIRED, OptionError, option
@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from skill.leaderboard import LeaderboardPlan, Played, Progress
     from skill.people import PersonMatches
 
-SETTINGS = ("rules", "deals", "seed", "batch")
+Design = Literal["pairs", "subsets"]
+DESIGNS: tuple[str, ...] = get_args(Design)
+"""The leaderboard's designs, which groups of agents sit at its tables (:func:`skill.leaderboard.design_groups`)."""
+SETTINGS = ("rules", "deals", "seed", "batch", "design")
 """What a leaderboard in --out must share with this one to be replaced without --force (the agents may differ)."""
 UNWRITTEN = ("workers", "cache", "force", "backend", "ray_address", "quiet")
 """Options the reproducing command leaves out: the files are the same with any of them."""
@@ -34,15 +37,21 @@ class LeaderboardOptions(TableOptions, Seeded, Backends, Quiet):
     """``agurk leaderboard``'s options (:func:`run_leaderboard`)."""
 
     agents: str = option(REQUIRED, metavar="SPEC,SPEC,...")
-    """the agents to rate, each once, at least 2 and at least players ('agurk agents' lists the specs)"""
+    """the agents to rate, each once, at least 2 (with --design subsets at least players; 'agurk agents' lists the
+    specs)"""
+    design: Design = "pairs"
+    """which agents share a table: pairs, every pair of agents alone at it (half the seats each, mirrored at an odd
+    count), so head to head depends on those two only and adding an agent plays its N pairs; subsets, every
+    players-subset of different agents, a strength in mixed fields (adding an agent plays its C(N, players - 1)
+    subsets)"""
     deals: int = option(100, low=1, metavar="D")
-    """duplicate deals: each table of agents plays every one at every seating"""
+    """duplicate deals: each group of agents plays every one at every seating"""
     workers: int | None = option(None, low=1, metavar="W")
     """tables played side by side: local worker processes, or the CPUs of a local Ray instance (default: the CPU
     count). The numbers do not depend on it"""
     out: str = option("runs/leaderboard", metavar="DIR")
     """folder of leaderboard.json, leaderboard.md and leaderboard.png (one that holds other files, or a leaderboard
-    with other rules, deals or seed, is refused without --force)"""
+    with other rules, deals, seed or design, is refused without --force)"""
     cache: str | None = option(None, metavar="DIR")
     """table cache: every table played is kept here and read back by any later run, keyed by rules, agents,
     checkpoint contents, deals, seed and code (default: OUT/cache)"""
@@ -82,9 +91,9 @@ def plan_board(options: LeaderboardOptions) -> BoardPlan:
     rules = options.resolve()
     try:
         specs = split_specs(options.agents)
-        check_agents(specs, rules.players)
+        check_agents(specs, rules.players, options.design)
         check_fit([make_agent(spec, options.seed, 0) for spec in specs], rules)
-        return BoardPlan(options, plan_leaderboard(rules, specs, options.deals, options.seed))
+        return BoardPlan(options, plan_leaderboard(rules, specs, options.deals, options.seed, options.design))
     except (AgentSpecError, ValueError) as e:
         raise OptionError(f"--agents: {e}") from None
 
@@ -92,7 +101,13 @@ def plan_board(options: LeaderboardOptions) -> BoardPlan:
 def claim_board(board: BoardPlan) -> None:
     """Make --out the leaderboard's folder (new, empty, or one of the same settings; or ``force``), --cache too."""
     plan, options = board.plan, board.options
-    settings = {"rules": plan.rules.to_dict(), "deals": plan.deals, "seed": plan.seed, "batch": plan.batch}
+    settings = {
+        "rules": plan.rules.to_dict(),
+        "deals": plan.deals,
+        "seed": plan.seed,
+        "batch": plan.batch,
+        "design": plan.design,
+    }
     _claim(Path(options.out), json.loads(json.dumps(settings)), options.force)
     _writable("--cache", options.cache_dir())
 
@@ -124,8 +139,8 @@ def _claim(out: Path, data: dict[str, Any], force: bool) -> None:
             old = {}
         if not isinstance(old, dict) or any(old.get(k) != data[k] for k in SETTINGS):
             raise OptionError(
-                f"--out {str(out)!r} holds a leaderboard with other rules, deals or seed: give another folder, or add "
-                "--force to replace its files"
+                f"--out {str(out)!r} holds a leaderboard with other rules, deals, seed or design: give another "
+                "folder, or add --force to replace its files"
             )
         return
     others = sorted(p.name for p in out.iterdir() if p.name not in ("cache", *FILES))

@@ -1,4 +1,4 @@
-"""`agurk leaderboard`: ratings vs head-to-head play, the cache, Nash averaging with copies, reproducibility."""
+"""`agurk leaderboard`: its two designs, ratings vs head-to-head play, the cache, Nash averaging with copies."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import contextlib
 import io
 import itertools
 import json
+import math
 import shlex
 from pathlib import Path
 
@@ -15,7 +16,8 @@ import pytest
 from agents.tournament import play_planned, tournament
 from agurk.cli import build_parser, main
 from agurk_env.rules import Rules
-from skill.leaderboard import max_entropy_nash, plan_leaderboard, rate, strengths
+from skill.cache import TaskCache
+from skill.leaderboard import leaderboard, max_entropy_nash, plan_leaderboard, play_leaderboard, rate, strengths
 
 RULES = Rules.preset("standard", players=3)
 DEALS = 12
@@ -45,28 +47,74 @@ def cached(folder: Path) -> dict[Path, int]:
     return {p: p.stat().st_mtime_ns for p in folder.glob("*/*.npz")}
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+def grow(tmp: Path, *extra: str) -> dict[str, object]:
     """Three agents, then the same leaderboard with a fourth (one cache): what each run printed, stored and wrote."""
-    tmp = tmp_path_factory.mktemp("leaderboard")
     found: dict[str, object] = {"tmp": tmp}
     for name, agents in (("first", FIRST), ("second", AGENTS)):
         text = io.StringIO()
         with contextlib.redirect_stdout(text):
-            assert main(board(tmp, agents, "--workers", "1")) == 0
+            assert main(board(tmp, agents, "--workers", "1", *extra)) == 0
         found[name] = json.loads((tmp / "lb" / "leaderboard.json").read_text())
         found[f"{name}_line"] = text.getvalue().strip().splitlines()[-1]
         found[f"{name}_cache"] = cached(tmp / "lb" / "cache")
     return found
 
 
-def test_one_more_agent_plays_only_its_tables(runs: dict) -> None:
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """:func:`grow` in the default design, pairs."""
+    return grow(tmp_path_factory.mktemp("leaderboard"))
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+def test_the_pairs_plan_seats_each_pair_alone_and_every_entry_in_every_seat(players: int) -> None:
+    specs = ["random", "shed", "guard", "ducker", "counter"]
+    plan = plan_leaderboard(Rules.preset("standard", players=players), specs, 3, 0)
+    high, low = players - players // 2, players // 2
+    assert len(plan.groups) == (2 if high != low else 1) * 10  # C(5, 2) pairs, mirrored at an odd count
+    met = []
+    for group, tournament_plan in zip(plan.groups, plan.plans, strict=True):
+        i, j = sorted(set(group), key=lambda a: specs[a])
+        assert list(group) == sorted(group, key=lambda a: specs[a])  # entries in spec order, as their labels
+        assert (group.count(i), group.count(j)) in {(high, low), (low, high)}
+        assert tournament_plan.labels == [specs[a] for a in group]
+        met.append((i, j, group.count(i)))
+        design = tournament_plan.design
+        assert len(design.tables) == math.comb(players, low)  # every distinct arrangement, once
+        where = np.zeros((players, players), int)  # entry x seat, over the seatings counted
+        for _, seat in design.views:
+            where[np.arange(players), seat] += 1
+        assert (where == where[0, 0]).all()  # every entry in every seat equally often
+        agent = np.array([np.asarray(group)[table] for table in design.tables])  # the agent at each seat
+        assert ((agent == i).sum(0) == (agent == i).sum(0)[0]).all()  # each agent in every seat equally often
+    pairs = [tuple(sorted(p, key=lambda a: specs[a])) for p in itertools.combinations(range(5), 2)]
+    assert sorted(met) == sorted((i, j, n) for i, j in pairs for n in {high, low})
+
+
+def test_one_more_agent_plays_only_its_pairs(runs: dict) -> None:
     first, second = runs["first_cache"], runs["second_cache"]
-    assert len(first) == 1  # one group of 3 (its 3! seatings played side by side: one entry)
-    assert len(second) == 4  # C(4, 3) groups
-    assert all(second[p] == t for p, t in first.items())  # the first run's group was read, not written again
-    assert "(6 played, 0 from the cache)" in runs["first_line"]
-    assert "(18 played, 6 from the cache)" in runs["second_line"]
+    assert len(first) == 6  # 3 pairs, each 2 against 1 and 1 against 2 (its 3 tables side by side: one entry)
+    assert len(second) == 12  # C(4, 2) pairs, twice
+    assert all(second[p] == t for p, t in first.items())  # the first run's groups were read, not written again
+    assert "(18 played, 0 from the cache)" in runs["first_line"]
+    assert "(18 played, 18 from the cache)" in runs["second_line"]  # ducker's 3 pairs: 6 groups of 3 tables
+
+
+def test_the_subsets_design_plays_every_subset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    found = grow(tmp_path, "--design", "subsets")
+    assert len(found["first_cache"]) == 1 and len(found["second_cache"]) == 4  # C(3, 3), C(4, 3) groups
+    assert all(found["second_cache"][p] == t for p, t in found["first_cache"].items())
+    assert "(6 played, 0 from the cache)" in found["first_line"]
+    assert "(18 played, 6 from the cache)" in found["second_line"]
+    data = found["second"]
+    assert data["design"] == "subsets" and data["groups"].startswith("every 3-subset of the 4 agents")
+    assert [len(set(t["agents"])) for t in data["tables"]] == [3] * 4 and data["matches"] == 4 * 6 * DEALS
+    assert "subsets design: 4 groups (every 3-subset" in (tmp_path / "lb" / "leaderboard.md").read_text()
+    assert abs(sum(a["rating"] for a in data["agents"])) < 1e-3
+    assert shlex.split(data["command"])[shlex.split(data["command"]).index("--design") + 1] == "subsets"
+    capsys.readouterr()
+    assert main(board(tmp_path, AGENTS)) == 2  # the pairs design into the subsets' folder
+    assert "other rules, deals, seed or design" in capsys.readouterr().err
 
 
 def test_the_json_has_its_keys_and_a_command_that_parses(runs: dict) -> None:
@@ -75,7 +123,9 @@ def test_the_json_has_its_keys_and_a_command_that_parses(runs: dict) -> None:
         data
     )
     assert data["deals"] == DEALS and data["seed"] == 0 and data["players"] == 3
-    assert len(data["tables"]) == 4 and data["matches"] == 4 * 6 * DEALS
+    assert data["design"] == "pairs" and data["groups"].startswith("every pair of the 4 agents alone at the table")
+    assert len(data["tables"]) == 12 and data["matches"] == 12 * 3 * DEALS
+    assert all(len(set(t["agents"])) == 2 and t["seatings"] == 3 for t in data["tables"])
     assert sorted(a["spec"] for a in data["agents"]) == sorted(AGENTS)
     for a in data["agents"]:
         assert {"spec", "rating", "rating_ci", "nash_rating", "nash_weight", "rank"} <= set(a)
@@ -91,6 +141,7 @@ def test_the_json_has_its_keys_and_a_command_that_parses(runs: dict) -> None:
     assert (folder / "leaderboard.png").stat().st_size > 0
     md = (folder / "leaderboard.md").read_text()
     assert all(f"`{a}`" in md for a in AGENTS) and data["command"] in md
+    assert "pairs design: 12 groups (every pair of the 4 agents" in md
 
 
 def test_ratings_agree_with_plain_head_to_head_play(runs: dict) -> None:
@@ -110,7 +161,7 @@ def test_ratings_agree_with_plain_head_to_head_play(runs: dict) -> None:
 
 def test_one_group_is_the_tournament() -> None:
     """With as many agents as seats, the pooled fit and its intervals are agents.tournament's, to rounding."""
-    plan = plan_leaderboard(RULES, FIRST, DEALS, 0)
+    plan = plan_leaderboard(RULES, FIRST, DEALS, 0, "subsets")
     tables = [[play_planned(lambda *_: None, *task) for task in plan.plans[0].tasks]]
     rating, low, high = rate(*strengths(plan, tables))
     entries = plan.plans[0].result(tables[0]).entries
@@ -156,16 +207,48 @@ def test_a_near_duplicate_moves_the_others_by_at_most_its_difference(runs: dict)
 
 
 def test_an_alias_played_end_to_end_shares_the_weight(runs: dict, capsys: pytest.CaptureFixture[str]) -> None:
-    """``heuristic`` is ``guard`` under another name: the equilibrium weight guard had goes to the two of them."""
+    """``heuristic`` is ``guard`` under another name: the equilibrium weight guard had goes to the two of them, and
+    no agent's Nash rating moves (the JSON's 6 decimals)."""
     tmp = runs["tmp"]
     argv = board(tmp, [*AGENTS, "heuristic"], "--workers", "1", "--cache", str(tmp / "lb" / "cache"), out="alias")
     assert main(argv) == 0
-    assert "(36 played, 24 from the cache)" in capsys.readouterr().out
+    assert "(24 played, 36 from the cache)" in capsys.readouterr().out  # heuristic's 4 pairs, 2 groups of 3 tables
     data = json.loads((tmp / "alias" / "leaderboard.json").read_text())
     weight = {a["spec"]: a["nash_weight"] for a in data["agents"]}
     before = {a["spec"]: a["nash_weight"] for a in runs["second"]["agents"]}
     assert abs(weight["guard"] + weight["heuristic"] - before["guard"]) < 1e-6
     assert all(abs(weight[a] - before[a]) < 1e-6 for a in AGENTS if a != "guard")
+    nash = {a["spec"]: a["nash_rating"] for a in data["agents"]}
+    assert all(abs(nash[a["spec"]] - a["nash_rating"]) < 2e-6 for a in runs["second"]["agents"])
+    assert nash["heuristic"] == nash["guard"]
+
+
+def test_a_deterministic_copy_plays_the_originals_games_and_moves_no_nash_rating(tmp_path: Path) -> None:
+    """At 4 players, ``heuristic`` (``guard`` under another name) plays exactly guard's games against every other
+    agent, ``random`` drawing the same cards too (an agent's generator depends on the seed and its entry, not on
+    a name), so the pairs meta-game gains a copy of guard's row and every other Nash rating stays as it was."""
+    rules, cache = Rules.preset("standard", players=4), TaskCache(tmp_path)
+    specs = ["random", "shed", "guard", "ducker"]
+    small = plan_leaderboard(rules, specs, 6, 0, resamples=20)
+    alone = play_leaderboard(small, cache=cache)
+    plan = plan_leaderboard(rules, [*specs, "heuristic"], 6, 0, resamples=20)
+    played = play_leaderboard(plan, cache=cache)
+    assert (alone.played, alone.cached) == (6 * 6, 0)  # C(4, 2) pairs, 6 tables of 2 against 2 each
+    assert (played.played, played.cached) == (4 * 6, 6 * 6)  # only heuristic's 4 pairs are played
+    labels = [p.labels for p in plan.plans]
+    copies = 0
+    for g, group in enumerate(labels):
+        if "heuristic" in group and "guard" not in group:
+            twin = labels.index(["guard" if a == "heuristic" else a for a in group])
+            for ours, theirs in zip(played.tables[g], played.tables[twin], strict=True):
+                assert all(np.array_equal(getattr(ours, f), getattr(theirs, f)) for f in ("place", "penalty", "hands"))
+            copies += 1
+    assert copies == 3
+    before, after = leaderboard(small, alone.tables), leaderboard(plan, played.tables)
+    assert np.array_equal(after.payoff[:4, :4], before.payoff) and after.payoff[2, 4] == 0
+    assert np.array_equal(after.payoff[4, :4], after.payoff[2, :4])  # heuristic's row is guard's
+    assert np.abs(after.nash_rating[:4] - before.nash_rating).max() < 1e-9
+    assert after.nash_rating[4] == pytest.approx(after.nash_rating[2], abs=1e-9)
 
 
 def test_same_seed_same_files_with_one_worker_or_two(tmp_path: Path) -> None:
@@ -174,7 +257,7 @@ def test_same_seed_same_files_with_one_worker_or_two(tmp_path: Path) -> None:
         argv = board(tmp_path, FIRST, "--workers", workers, "--cache", str(tmp_path / f"cache{workers}"))
         assert main(argv) == 0
         files.append([(tmp_path / "lb" / f"leaderboard.{x}").read_bytes() for x in ("json", "md")])
-    assert len(cached(tmp_path / "cache2")) == 1  # one group: one entry
+    assert len(cached(tmp_path / "cache2")) == 6  # 3 pairs, 2 groups each: an entry per group
     assert files[0] == files[1]
 
 
@@ -184,7 +267,8 @@ def test_same_seed_same_files_with_one_worker_or_two(tmp_path: Path) -> None:
         (["--agents", "guard"], "at least 2 agents"),
         (["--agents", "guard,nope,random"], "unknown agent 'nope'"),
         (["--agents", "guard,guard,random"], "guard named twice"),
-        (["--agents", "guard,random"], "cannot fill a table of 3 players"),
+        (["--agents", "guard,random", "--design", "subsets"], "cannot fill a table of 3 players"),
+        (["--agents", "guard,random,shed", "--design", "triples"], "--design"),
         (["--agents", "guard,random,shed", "--deals", "0"], "--deals"),
         (["--agents", "guard,random,shed", "--workers", "0"], "--workers"),
         (["--agents", "guard,random,shed", "--set", "bogus=1"], "unknown rule option 'bogus'"),

@@ -91,7 +91,7 @@ def test_the_people_are_rated_from_their_matches(served: dict[str, Any], capsys:
     assert run_board(tmp, "-q", out="alone") == 0
     assert run_board(tmp, "--people", str(served["db"])) == 0
     out, err = capsys.readouterr()
-    assert "4 agents and 2 people, 24 tables (0 played, 24 from the cache)" in out
+    assert "4 agents and 2 people, 36 tables (0 played, 36 from the cache)" in out  # 6 pairs, 2 groups of 3
     assert "person:high: 6 duplicate matches at this table, left out 1 at other rules" in err
     assert "person:low: 6 duplicate matches at this table, left out 1 against counter, not among --agents" in err
     assert "person:odd: 0 duplicate matches at this table, left out 1 against counter" in err

@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     from skill.people import PersonMatches
 
 DESCRIPTION = (
-    "Rate any set of agents at one table (--rules, --set players=N, --set hand_size=H). Every\n"
-    "players-subset of the agents sits at a table (all of them meet all others), each table is\n"
+    "Rate any set of agents at one table (--rules, --set players=N, --set hand_size=H). With\n"
+    "--design pairs (the default) every pair of agents sits alone at the table, half the seats\n"
+    "each; with --design subsets every players-subset of the agents sits at it. Each group is\n"
     "played at every seating on the same --deals duplicate deals, and one Plackett-Luce model is\n"
     "fitted to every finishing order at once: ratings on the Elo scale (mean 0) with 95%\n"
     "bootstrap intervals over deals. Beside them, Nash-averaged ratings (Balduzzi et al. 2018):\n"
@@ -40,8 +41,9 @@ DESCRIPTION = (
     "\n"
     "Writes leaderboard.json, leaderboard.md and leaderboard.png into --out. Every table played\n"
     "is kept in --cache (default OUT/cache) and read back by any later run: adding an agent plays\n"
-    "only the tables with it. The same seed gives the same files with any --workers or --backend.\n"
-    "docs/leaderboard.md explains the design, the model and how to read the Nash rating.\n"
+    "only the tables with it (with pairs, its N pairs). The same seed gives the same files with\n"
+    "any --workers or --backend. docs/leaderboard.md explains the two designs, the model and how\n"
+    "to read the Nash rating.\n"
     "\n"
     "--people DB adds the people of agurk serve's duplicate results (agurk serve --db) as\n"
     "person:NAME rows: each rated by the same model from their finishing orders in their matches\n"
@@ -52,6 +54,8 @@ EXAMPLES = (
     "examples:\n"
     "  agurk leaderboard --agents random,shed,guard,counter,ducker --deals 200 --out runs/leaderboard\n"
     "  agurk leaderboard --agents random,shed,guard,counter,ducker,heuristic --deals 200 --out runs/leaderboard\n"
+    "  agurk leaderboard --design subsets --agents random,shed,guard,counter,ducker --deals 200 \\\n"
+    "    --out runs/leaderboard-subsets\n"
     "  agurk leaderboard --rules every_trick --set players=3 --agents random,guard,ducker,pimc:worlds=4 \\\n"
     "    --deals 100 --out runs/leaderboard-every-trick\n"
     "  agurk leaderboard --agents random,shed,guard,counter,ducker,pimc:worlds=4,pimc:worlds=16,zoo,best \\\n"
