@@ -131,7 +131,7 @@ class LeaderboardLines:
             cached = done // self.plan.deals
             self._say(
                 f"{len(self.plan.groups)} group{'s' if len(self.plan.groups) > 1 else ''} of "
-                f"{self.plan.rules.players} agents, {tables} tables, {total:,} matches "
+                f"{self.plan.rules.players} seats, {tables} tables, {total:,} matches "
                 f"({cached} tables from the cache, {tables - cached} to play)"
             )
         elif done >= total:

@@ -76,7 +76,17 @@ def test_skill_report(
 
 
 def test_leaderboard(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    argv = ["leaderboard", "--set", "players=3", "--agents", "random,shed,guard,ducker", "--deals", "12"]
+    argv = [
+        "leaderboard",
+        "--set",
+        "players=3",
+        "--agents",
+        "random,shed,guard,ducker",
+        "--deals",
+        "12",
+        "--design",
+        "subsets",
+    ]
     assert main([*argv, "--out", str(tmp_path / "lb"), "--workers", "1"]) == 0
     table = capsys.readouterr().out.splitlines(keepends=True)[:-1]  # the last line says the seconds taken
     assert "".join(table) == _expected("leaderboard")
