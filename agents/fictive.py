@@ -219,16 +219,15 @@ def guard_rows(
 
     The loop the search runs compiled (by the rules kernel's :func:`~agurk_env._rules_kernel.njit`,
     with numba): the same scores as the heuristic's arrays (lead: strength; follow: ``100 - strength``
-    for a card that takes the trick, else strength; the weakest held card 100 lower when there is a
-    choice; the first best legal card). ``t`` is the rules kernel's :func:`agurk_env.engine.rule_array`.
+    for a card that takes the trick (:func:`~agurk_env._rules_kernel.takes`), else strength; the weakest
+    held card 100 lower when there is a choice; the first best legal card). ``t`` is the rules kernel's
+    :func:`agurk_env.engine.rule_array`.
     """
     a = t[kernel.ACTIONS]
     for i in range(rows.size):
         g = rows[i]
         last = 1 if trick_no[g] == t[kernel.HAND_SIZE] - 1 else 0
         base = kernel.STRENGTH + last * kernel.W
-        equal_off = t[kernel.NOT_EQUAL + last]
-        no_take = t[kernel.ACE_LOCK] != kernel.NO_LOCK and locked[g]
         weakest, weakest_strength = 0, 99
         for c in range(a):
             if hands[g, cur[g], c] > 0 and t[base + c] < weakest_strength:
@@ -240,7 +239,7 @@ def guard_rows(
                 continue
             strength = t[base + c]
             score = strength
-            if npos[g] > 0 and not no_take and strength + 1 - equal_off > top[g]:
+            if npos[g] > 0 and kernel.takes(t, strength, top[g], locked[g], last):
                 score = 100 - strength
             if choice and c == weakest:
                 score -= 100

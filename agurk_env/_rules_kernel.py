@@ -143,6 +143,38 @@ def choose(hand, led_two, locked, reach, ace_low, twos, ace_lock, beat_choice):
 
 
 @njit
+def need(t, target, last):
+    """The least strength that beats strength ``target`` in a trick: ``target`` itself where an equal card beats."""
+    return target + t[NOT_EQUAL + last]
+
+
+@njit
+def takes(t, s, top, locked, last):
+    """Whether a follower's card of strength ``s`` takes the trick from its top strength ``top``: the one such test.
+
+    An equal card takes it unless the rules say not (:func:`need`, by ``last``, 1 in the round's last
+    trick); nothing takes a locked trick. The lead takes a trick whatever this says.
+    """
+    return s >= need(t, top, last) and not (locked and t[ACE_LOCK] != NO_LOCK)
+
+
+@njit
+def takes_all(t, trick_no, npos, top, locked, out):
+    """Whether each card would take each game's trick so far, into bool ``out`` (B, A): :func:`takes`, or the lead."""
+    h = t[HAND_SIZE]
+    for g in range(out.shape[0]):
+        last = 1 if trick_no[g] == h - 1 else 0
+        for c in range(out.shape[1]):
+            out[g, c] = npos[g] == 0 or takes(t, t[STRENGTH + last * W + c], top[g], locked[g], last)
+
+
+@njit
+def reach(t, target, last):
+    """The card set of the cards that beat strength ``target`` in a trick (:func:`need` or stronger)."""
+    return t[AT_LEAST + last * W + need(t, target, last)]
+
+
+@njit
 def follow(t, hand, top, prev, locked, led_two, last):
     """``(card set, reason)`` a follower holding ``hand`` may play: :func:`choose` with the trick read off ``t``.
 
@@ -150,12 +182,11 @@ def follow(t, hand, top, prev, locked, led_two, last):
     ``led_two`` whether a two was led, ``last`` 1 in the round's last trick. The engine's loop and the
     solver's search both ask it.
     """
-    need = (prev if t[TARGET_PREVIOUS] else top) + t[NOT_EQUAL + last]
     return choose(
         hand,
         t[TWOS] != 0 and led_two,
         locked,
-        t[AT_LEAST + last * W + need],
+        reach(t, prev if t[TARGET_PREVIOUS] else top, last),
         t[ACE_LOW] != 0 or (last == 1 and t[LOW_LAST] != 0),
         t[TWOS],
         t[ACE_LOCK],
@@ -213,21 +244,19 @@ def play_games(
         first = npos[g] == 0
         was_locked = bool(locked[g])
         if not first:  # what the card shows the player lacks
-            need = (prev[g] if t[TARGET_PREVIOUS] else top[g]) + t[NOT_EQUAL + last]
-            shown = t[SHOWN + last * S + s * W + need]
+            shown = t[SHOWN + last * S + s * W + need(t, prev[g] if t[TARGET_PREVIOUS] else top[g], last)]
             if t[ACE_LOCK] != NO_LOCK and was_locked:
                 shown = t[WEAKER + last * W + s]
             if t[TWOS] and tricks[g, trick, leader[g]] == TWO:
                 shown = 0 if card == TWO else shown | 1
             void[g, seat] |= shown
-        wins = s + 1 - t[NOT_EQUAL + last] > top[g]
+        wins = first or takes(t, s, top[g], was_locked, last)
         lock = was_locked
         if t[ACE_LOCK] != NO_LOCK:
             lock = lock and not first
-            wins = wins and not lock
             if card == ACE and not (last and t[LOW_LAST]) and (t[ACE_LOCK] == LOCK_ANY or first):
                 lock = True
-        if wins or first:
+        if wins:
             top[g] = s
             top_seat[g] = seat
         if first:

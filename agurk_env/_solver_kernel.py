@@ -9,7 +9,8 @@ allocation, no Python objects.
 Everything the search reads and writes is one flat ``work`` array (one argument to pass down the
 recursion): the rules kernel's rule array (:func:`agurk_env.engine.rule_array`, in its layout),
 one game's hands and search stack, then the transposition table. The legal set is the rules
-kernel's :func:`~agurk_env._rules_kernel.follow`; a card's play and the last trick's scoring are
+kernel's :func:`~agurk_env._rules_kernel.follow`, whether a card takes the trick its
+:func:`~agurk_env._rules_kernel.takes`; a card's play and the last trick's scoring are
 ``play_games`` and ``finish_rounds`` for one game. Seats are compact: ``0..n-1`` are the seats still
 in, clockwise. A card set is a bitmask (bit ``c`` for card ``c``); a hand is counts per card.
 """
@@ -22,13 +23,11 @@ from agurk_env._rules_kernel import (
     ACE,
     ACE_LOCK,
     ACTIONS,
-    AT_LEAST,
     EVERY_TRICK,
     HAND_SIZE,
     LOCK_ANY,
     LOW_LAST,
     NO_LOCK,
-    NOT_EQUAL,
     POINTS_LAST,
     POINTS_OF,
     SIZE,
@@ -38,6 +37,8 @@ from agurk_env._rules_kernel import (
     W,
     follow,
     njit,
+    reach,
+    takes,
 )
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ def step(
 ) -> tuple[int, int, int, int]:
     """``seat`` plays ``card`` into the trick (``engine.play``): its strength, and the new top, top seat and lock."""
     s = work[STRENGTH + last * W + card]
-    wins = npos == 0 or (not locked and s + 1 - work[NOT_EQUAL + last] > top)
+    wins = npos == 0 or takes(work, s, top, locked, last)
     if npos == 0:
         locked = 0
     lock = work[ACE_LOCK]
@@ -188,7 +189,7 @@ def node(
         skip = work[EVERY_TRICK] and new_seat == cur and 0 <= best <= work[POINTS_OF + new_top]
         if skip and not new_locked:
             for later in range(1, n - npos):
-                if work[HELD + (cur + later) % n] & work[AT_LEAST + new_top + work[NOT_EQUAL]]:
+                if work[HELD + (cur + later) % n] & reach(work, new_top, 0):
                     skip = False
         if not skip:
             # one call site, every argument a variable: numba's recursive call must match the one compiled signature

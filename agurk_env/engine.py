@@ -14,8 +14,9 @@ options its rules use.
 One rules implementation: :func:`play`, :func:`play_in`, :func:`legal_bits`, :func:`legal_reason`
 and :func:`advance` run the rules kernel's loop over the batch (:mod:`agurk_env._rules_kernel`,
 compiled by numba, or plain Python without it; see :mod:`agurk_env.rules_kernel`), tested against
-the scalar :mod:`agurk_env.reference` (tests/test_kernel_differential.py). The queries below
-(:func:`trick_target`, :func:`takes_trick`, :func:`cards_played` ...) are NumPy over the batch.
+the scalar :mod:`agurk_env.reference` (tests/test_kernel_differential.py); so does :func:`takes_trick`
+(the kernel's ``takes``, the test :func:`play` settles a trick with). The other queries
+(:func:`trick_target`, :func:`cards_played` ...) are NumPy over the batch.
 
 Seeds: the deal of round ``r`` of match ``m`` under seed ``s`` is a function of
 ``(s, m, r)`` alone (a counter-based hash, :func:`agurk_env._rules_kernel.deal_order`). :func:`init` gives
@@ -454,13 +455,6 @@ def _offsets(b: int, n: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- legal moves
 
 
-def _in_last_trick(sp: Tables, state: State) -> np.ndarray | None:
-    """Games in the last trick of their round, when the rules treat it apart (else ``None``)."""
-    if sp.low_last or sp.not_equal != sp.not_equal_last:
-        return state.trick_no == sp.hand_size - 1
-    return None
-
-
 REASONS: tuple[str, ...] = ("lead", "twos", "locked", "cannot_beat", "must_beat", "nearest", "optional")
 """Why the player to move may play exactly its legal cards (:func:`legal_reason` gives the index):
 it leads (any card); a 2 was led and it holds a 2 (twos rule); an ace lock forces its lowest card;
@@ -550,6 +544,10 @@ def _legal(rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray]:
     return bits, reasons
 
 
+_need = getattr(kernel.need, "py_func", kernel.need)
+"""The kernel's :func:`~agurk_env._rules_kernel.need` as plain Python: it runs on arrays as it is."""
+
+
 def trick_target(rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray]:
     """``(card, equal_beats)``, both ``(B,)``: the card a follower must reach in the current trick.
 
@@ -557,18 +555,10 @@ def trick_target(rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray]:
     so far or the previous one (``beat_target``). The card is ``-1`` before the lead.
     """
     sp = tables(rules)
-    last = _in_last_trick(sp, state)
+    last = state.trick_no == sp.hand_size - 1
     target = state.prev if sp.target_previous else state.top
-    if sp.low_last:
-        assert last is not None  # the rules treat the last trick apart
-        card = np.where(last, sp.card_of_last[target], sp.card_of[target])
-    else:
-        card = sp.card_of[target]
-    if last is None:
-        not_equal = np.full(state.batch, sp.not_equal)
-    else:
-        not_equal = np.where(last, sp.not_equal_last, sp.not_equal)
-    return np.where(state.npos > 0, card, -1), not_equal == 0
+    card = np.where(last, sp.card_of_last[target], sp.card_of[target]) if sp.low_last else sp.card_of[target]
+    return np.where(state.npos > 0, card, -1), _need(rule_array(rules), 0, last) == 0
 
 
 def card_values(rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray]:
@@ -583,27 +573,15 @@ def card_values(rules: Rules, state: State) -> tuple[np.ndarray, np.ndarray]:
     return np.where(last, sp.strength_last[:a], sp.strength[:a]), np.where(last, sp.points_last[:a], sp.points[:a])
 
 
-def _beats_top(sp: Tables, top: np.ndarray, s: np.ndarray, last: np.ndarray | None) -> np.ndarray:
-    """Whether strength ``s`` beats the trick's top strength ``top`` (an equal card beats unless the rules say not)."""
-    if sp.not_equal == sp.not_equal_last:
-        return (s > top) if sp.not_equal else (s >= top)
-    assert last is not None  # the last trick is apart (_in_last_trick)
-    return s + 1 - np.where(last, sp.not_equal_last, sp.not_equal) > top  # s >= top, or s > top
-
-
 def takes_trick(rules: Rules, state: State) -> np.ndarray:
     """``(B, A)`` bool: playing the card now would take the current trick so far (the lead always does).
 
-    The same test :func:`play` settles a trick with: strength against the top card,
-    equal cards by ``equal_beats``, nothing takes a locked trick.
+    The test :func:`play` settles a trick with, the kernel's :func:`~agurk_env._rules_kernel.takes`
+    (strength against the top card, equal cards by ``equal_beats``, nothing takes a locked trick).
     """
-    sp = tables(rules)
-    strength, _ = card_values(rules, state)
-    last = _in_last_trick(sp, state)
-    wins = _beats_top(sp, state.top[:, None], strength, None if last is None else last[:, None])
-    if sp.ace_lock != "none":
-        wins &= ~state.locked[:, None]
-    return wins | (state.npos == 0)[:, None]
+    out = np.empty((state.batch, rules.num_actions), bool)
+    kernel.takes_all(rule_array(rules), state.trick_no, state.npos, state.top, state.locked, out)
+    return out
 
 
 def cards_left(rules: Rules, state: State) -> np.ndarray:

@@ -73,6 +73,7 @@ def _signatures() -> dict[str, object]:
         "legal_all": t.void(rules, *legal_args, v64, i8[::1]),
         "play_games": t.void(rules, *play_args, v64, v64),
         "observe_all": t.void(rules, v64, f32[::1], *observe_args, v64, f32[:, ::1]),
+        "takes_all": t.void(rules, v64, v64, v64, vb, m(b1)),
     }
 
 

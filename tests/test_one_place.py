@@ -1,0 +1,58 @@
+"""One implementation per idea (issue 56): each idea's one place, and every user reading it there.
+
+A text check cannot see an idea coded twice; these tests name the one function each idea lives in and
+fail when another module reads what only that function should (a second "takes the trick", a guard
+heuristic of its own), or when the one function disagrees with the reference's rules.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agurk_env import _rules_kernel as kernel
+from agurk_env import engine
+from agurk_env.rules import PRESETS, Rules
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("agurk_env", "agents", "training", "skill", "agurk")
+
+
+def _readers(names: set[str]) -> set[str]:
+    """``path:function`` of every function of the library that reads one of ``names`` (as a name or an attribute)."""
+    found = set()
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            tree = ast.parse(path.read_text(), str(path))
+            for function in ast.walk(tree):
+                if not isinstance(function, ast.FunctionDef):
+                    continue
+                for node in ast.walk(function):
+                    if getattr(node, "id", None) in names or getattr(node, "attr", None) in names:
+                        found.add(f"{path.relative_to(ROOT).as_posix()}:{function.name}")
+    return found
+
+
+def test_takes_the_trick_is_read_in_the_kernel_only() -> None:
+    """Whether an equal card beats is read by the kernel's ``need`` alone (``takes`` asks it; rule_array lays out)."""
+    assert _readers({"NOT_EQUAL", "not_equal", "not_equal_last"}) == {
+        "agurk_env/_rules_kernel.py:need",
+        "agurk_env/engine.py:rule_array",
+    }
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_the_kernels_takes_is_the_rule_compiled_and_on_arrays(preset: str) -> None:
+    """``takes``, compiled and as plain Python, gives RULES.md's answer for every strength, top, lock and trick."""
+    rules = Rules.preset(preset)
+    t = engine.rule_array(rules)
+    lock = rules.ace_lock != "none"
+    s, top, locked, last = (x.ravel() for x in np.meshgrid(np.arange(16), np.arange(16), [0, 1], [0, 1]))
+    equal = {"always": last >= 0, "not_last_trick": last == 0, "never": last < 0}[rules.equal_beats]
+    want = ((s > top) | ((s == top) & equal)) & ~(lock & (locked == 1))
+    rows = [tuple(map(int, row)) for row in zip(s, top, locked, last, strict=True)]
+    for takes in {kernel.takes, getattr(kernel.takes, "py_func", kernel.takes)}:
+        np.testing.assert_array_equal([bool(takes(t, *row)) for row in rows], want)
