@@ -11,11 +11,10 @@ objects**, asked on copies of the engine state (:func:`best_response`). All game
 decision and all branches are one batch: each step asks every agent once for all the
 states where it is to move and plays one card in every state with :func:`engine.play`.
 The rules are the engine's (``legal_bits``, ``play``); a mover with one legal card plays it
-without being asked (any agent would). A plain heuristic is asked without a
-:class:`~agurk_env.agent.Decision` (its strategy on the whole batch's facts), and ``guard``,
-the skill report's field, by a compiled loop on the rules kernel's rule array
-(:func:`guard_rows`, with numba) that gives the heuristic's card (tested); a focal card that is forced in
-every state leaves the batch in place. The opponents must be deterministic for that to be
+without being asked (any agent would). A heuristic is asked without a
+:class:`~agurk_env.agent.Decision` (:meth:`agents.heuristics.Heuristic.cards`: its strategy on the
+whole batch's facts, or its compiled loop, ``guard``'s, the skill report's field); a focal card
+that is forced in every state leaves the batch in place. The opponents must be deterministic for that to be
 exact: an agent is simulated when it is a :class:`~agents.heuristics.Heuristic` or says
 ``deterministic = True`` (its card a function of the state it is shown). The best line's
 later decisions are kept (keyed by a 64-bit hash of the state, a card checked legal before
@@ -50,16 +49,15 @@ tournament's seatings do, through ``agents.registry.introduce``).
 
 from __future__ import annotations
 
-import sys
+import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 import numpy as np
 
-from agents.heuristics import STRATEGIES, Heuristic, Table, table_of
-from agurk_env import _rules_kernel as kernel
-from agurk_env import engine, rules_kernel
+from agents.heuristics import Heuristic, table_of
+from agurk_env import engine
 from agurk_env.agent import Agent, Decision
 from agurk_env.options import check
 from agurk_env.rules import Rules
@@ -202,52 +200,6 @@ class Tree:
         return edge_node[first], edge_card[first], edge_value[first], (key[line], edge_card[best[line]])
 
 
-@kernel.njit
-def guard_rows(
-    t: np.ndarray,
-    cur: np.ndarray,
-    trick_no: np.ndarray,
-    npos: np.ndarray,
-    top: np.ndarray,
-    locked: np.ndarray,
-    hands: np.ndarray,
-    bits: np.ndarray,
-    rows: np.ndarray,
-    out: np.ndarray,
-) -> None:
-    """``guard``'s card (:func:`agents.heuristics.guard`) in each of ``rows``, one game at a time, into ``out``.
-
-    The loop the search runs compiled (by the rules kernel's :func:`~agurk_env._rules_kernel.njit`,
-    with numba): the same scores as the heuristic's arrays (lead: strength; follow: ``100 - strength``
-    for a card that takes the trick (:func:`~agurk_env._rules_kernel.takes`), else strength; the weakest
-    held card 100 lower when there is a choice; the first best legal card). ``t`` is the rules kernel's
-    :func:`agurk_env.engine.rule_array`.
-    """
-    a = t[kernel.ACTIONS]
-    for i in range(rows.size):
-        g = rows[i]
-        last = 1 if trick_no[g] == t[kernel.HAND_SIZE] - 1 else 0
-        base = kernel.STRENGTH + last * kernel.W
-        weakest, weakest_strength = 0, 99
-        for c in range(a):
-            if hands[g, cur[g], c] > 0 and t[base + c] < weakest_strength:
-                weakest, weakest_strength = c, t[base + c]
-        choice = bits[g] & (bits[g] - 1) != 0
-        best, best_score = -1, 0
-        for c in range(a):
-            if not (bits[g] >> c) & 1:
-                continue
-            strength = t[base + c]
-            score = strength
-            if npos[g] > 0 and kernel.takes(t, strength, top[g], locked[g], last):
-                score = 100 - strength
-            if choice and c == weakest:
-                score -= 100
-            if best < 0 or score > best_score:
-                best, best_score = c, score
-        out[i] = best
-
-
 def _ask(
     rules: Rules,
     pool: engine.State,
@@ -259,9 +211,9 @@ def _ask(
 ) -> np.ndarray:
     """The cards of the movers in ``rows`` of ``pool``: a single legal card unasked, else its seat's agent's.
 
-    A :class:`~agents.heuristics.Heuristic` is asked without a :class:`Decision`: its strategy
-    on the :func:`agents.heuristics.table_of` of the whole pool (public fields and the mover's
-    own hand only, row by row, so the same card as through its ``act``; tested).
+    A :class:`~agents.heuristics.Heuristic` is asked without a :class:`Decision`
+    (:meth:`~agents.heuristics.Heuristic.cards`, the same card as its ``act``; tested), the
+    :func:`agents.heuristics.table_of` of the whole pool made once for all of them.
     """
     legal = bits if rows.size == bits.size else bits[rows]
     cards = engine.KTH_MEMBER[legal, 0].astype(np.int64)
@@ -269,7 +221,7 @@ def _ask(
     if not free.any():
         return cards
     owner = group[pool.cur[rows]] if len(groups) > 1 else None
-    facts: Table | None = None
+    facts = functools.cache(lambda: table_of(rules, pool, pool.hands[np.arange(pool.batch), pool.cur]))
     for g in groups:
         at = np.flatnonzero(free if owner is None else free & (owner == g))
         if at.size:
@@ -277,15 +229,8 @@ def _ask(
             if not simulable(agent):
                 raise ValueError(f"the best response cannot simulate agent {agent.spec!r}: it is not deterministic")
             games = rows[at]
-            if rules_kernel.HAS_NUMBA and type(agent) is Heuristic and agent.name == "guard":
-                chosen = np.empty(games.size, np.int64)
-                trick = (pool.cur, pool.trick_no, pool.npos, pool.top, pool.locked, pool.hands)
-                guard_rows(engine.rule_array(rules), *trick, bits, games, chosen)
-            elif type(agent) is Heuristic:
-                if facts is None:
-                    facts = table_of(rules, pool, pool.hands[np.arange(pool.batch), pool.cur])
-                sub = Table(*(getattr(facts, f.name)[games] for f in fields(Table)))
-                chosen = STRATEGIES[agent.name](sub, engine.unpack(bits[games], rules.num_actions))
+            if isinstance(agent, Heuristic):
+                chosen = agent.cards(rules, pool, bits, games, facts)
             else:
                 chosen = np.asarray(agent.act(Decision(rules, pool, games, bits[games])), dtype=np.int64)
             if chosen.shape != games.shape or ((bits[games] >> chosen) & 1 != 1).any():
@@ -428,6 +373,3 @@ class Fictive:
         cards = np.concatenate([self._cards, cards.astype(np.int64)])
         order = np.argsort(keys, kind="stable")
         self._keys, self._cards = keys[order], cards[order]
-
-
-rules_kernel.fresh_cache(sys.modules[__name__])  # guard_rows has the kernel compiled into it

@@ -20,15 +20,20 @@ read the public state and their own hand only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 
 import numpy as np
 
-from agurk_env import engine
+from agurk_env import _rules_kernel as kernel
+from agurk_env import engine, rules_kernel
 from agurk_env.agent import Decision
 from agurk_env.rules import Rules
 
 _NEG = -1e9
+ABOVE = 100
+"""A score step above any card's strength: a card scored this much higher (or lower) goes before (or after) the rest."""
 
 
 @dataclass
@@ -69,10 +74,10 @@ def _pick(legal: np.ndarray, score: np.ndarray) -> np.ndarray:
 def _keep_lowest(t: Table, legal: np.ndarray, score: np.ndarray) -> np.ndarray:
     """Lower the score of the mover's weakest card, unless it is the only legal one."""
     held = t.hand > 0
-    weakest = np.where(held, t.strength, 99).argmin(1)
+    weakest = np.where(held, t.strength, ABOVE).argmin(1)
     alternatives = legal.sum(1) > 1
     score = score.astype(float).copy()
-    score[np.arange(len(score))[alternatives], weakest[alternatives]] -= 100.0
+    score[np.arange(len(score))[alternatives], weakest[alternatives]] -= ABOVE
     return score
 
 
@@ -90,6 +95,26 @@ class Heuristic:
         """The heuristic's card in each game of the decision."""
         return self._choose(table(decision.rules, decision), decision.legal)
 
+    def cards(
+        self, rules: Rules, state: engine.State, bits: np.ndarray, rows: np.ndarray, facts: Callable[[], Table]
+    ) -> np.ndarray:
+        """Its card for the player to move in each of ``rows`` of ``state`` (legal sets ``bits``), without a Decision.
+
+        The same card as :meth:`act` (tested): its compiled loop (:data:`COMPILED`, with numba), else its
+        strategy on those rows of ``facts()``, the :func:`table_of` of the whole state (public fields and
+        the mover's own hand only, row by row).
+        """
+        compiled = COMPILED.get(self.name)
+        if compiled is not None and rules_kernel.HAS_NUMBA:
+            out = np.empty(rows.size, np.int64)
+            s = state
+            compiled(engine.rule_array(rules), s.cur, s.trick_no, s.npos, s.top, s.locked, s.hands, bits, rows, out)
+            return out
+        whole = facts()
+        return self._choose(
+            Table(*(getattr(whole, f.name)[rows] for f in fields(Table))), engine.unpack(bits[rows], rules.num_actions)
+        )
+
 
 def shed(t: Table, legal: np.ndarray) -> np.ndarray:
     """Always the strongest legal card."""
@@ -99,7 +124,7 @@ def shed(t: Table, legal: np.ndarray) -> np.ndarray:
 def guard(t: Table, legal: np.ndarray) -> np.ndarray:
     """Lead high; follow with the weakest card that takes the trick; keep the lowest card."""
     lead_score = t.strength
-    follow_score = np.where(t.takes, 100 - t.strength, t.strength)  # weakest taker first, else strongest
+    follow_score = np.where(t.takes, ABOVE - t.strength, t.strength)  # weakest taker first, else strongest
     score = np.where(t.leading[:, None], lead_score, follow_score)
     return _pick(legal, _keep_lowest(t, legal, score))
 
@@ -120,12 +145,61 @@ def counter(t: Table, legal: np.ndarray) -> np.ndarray:
 
 def ducker(t: Table, legal: np.ndarray) -> np.ndarray:
     """Pass the trick with the strongest card that does not take it; else take it for the fewest points."""
-    score = np.where(t.takes, -t.points.astype(float), 100.0 + t.strength)
+    score = np.where(t.takes, -t.points.astype(float), ABOVE + t.strength)
     return _pick(legal, score)
 
 
 STRATEGIES = {"shed": shed, "guard": guard, "counter": counter, "ducker": ducker}
 """Every heuristic by name."""
+
+
+@kernel.njit
+def guard_rows(
+    t: np.ndarray,
+    cur: np.ndarray,
+    trick_no: np.ndarray,
+    npos: np.ndarray,
+    top: np.ndarray,
+    locked: np.ndarray,
+    hands: np.ndarray,
+    bits: np.ndarray,
+    rows: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """:func:`guard`'s card in each of ``rows``, one game at a time, into ``out``: its scores, compiled.
+
+    The loop :meth:`Heuristic.cards` runs (by the rules kernel's :func:`~agurk_env._rules_kernel.njit`,
+    with numba): lead: strength; follow: ``ABOVE - strength`` for a card that takes the trick (the
+    kernel's :func:`~agurk_env._rules_kernel.takes`), else strength; the weakest held card ``ABOVE``
+    lower when there is a choice; the first best legal card. ``t`` is :func:`agurk_env.engine.rule_array`.
+    """
+    a = t[kernel.ACTIONS]
+    for i in range(rows.size):
+        g = rows[i]
+        last = 1 if trick_no[g] == t[kernel.HAND_SIZE] - 1 else 0
+        base = kernel.STRENGTH + last * kernel.W
+        weakest, weakest_strength = 0, ABOVE
+        for c in range(a):
+            if hands[g, cur[g], c] > 0 and t[base + c] < weakest_strength:
+                weakest, weakest_strength = c, t[base + c]
+        choice = bits[g] & (bits[g] - 1) != 0
+        best, best_score = -1, 0
+        for c in range(a):
+            if not (bits[g] >> c) & 1:
+                continue
+            strength = t[base + c]
+            score = strength
+            if npos[g] > 0 and kernel.takes(t, strength, top[g], locked[g], last):
+                score = ABOVE - strength
+            if choice and c == weakest:
+                score -= ABOVE
+            if best < 0 or score > best_score:
+                best, best_score = c, score
+        out[i] = best
+
+
+COMPILED = {"guard": guard_rows}
+"""The heuristics with a compiled loop over a state's rows (:meth:`Heuristic.cards`): their arrays' card, compiled."""
 
 DESCRIPTIONS = {
     "shed": "heuristic: always plays its strongest legal card (sheds high cards early)",
@@ -133,3 +207,5 @@ DESCRIPTIONS = {
     "counter": "heuristic: plays like guard, but counts the unseen stronger cards and sheds likely winners in time",
     "ducker": "heuristic: avoids taking tricks, or takes them for the fewest points (every-trick scoring)",
 }
+
+rules_kernel.fresh_cache(sys.modules[__name__])  # guard_rows has the kernel compiled into it

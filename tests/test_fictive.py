@@ -228,9 +228,7 @@ def test_compiled_guard_plays_the_heuristics_card(preset: str, options: dict) ->
     while not state.round_over.all():  # every position of round 1 under random play
         bits = engine.legal_bits(rules, state)
         games = np.arange(state.batch)
-        out = np.empty(games.size, np.int64)
-        trick = (state.cur, state.trick_no, state.npos, state.top, state.locked, state.hands)
-        F.guard_rows(engine.rule_array(rules), *trick, bits, games, out)
+        out = guard.cards(rules, state, bits, games, lambda: pytest.fail("the compiled loop reads no table"))
         np.testing.assert_array_equal(out, guard.act(Decision(rules, state, games, bits)))
         checked += games.size
         state = engine.play(rules, state, act_seats(rules, state, bits, table))

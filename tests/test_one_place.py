@@ -56,3 +56,22 @@ def test_the_kernels_takes_is_the_rule_compiled_and_on_arrays(preset: str) -> No
     rows = [tuple(map(int, row)) for row in zip(s, top, locked, last, strict=True)]
     for takes in {kernel.takes, getattr(kernel.takes, "py_func", kernel.takes)}:
         np.testing.assert_array_equal([bool(takes(t, *row)) for row in rows], want)
+
+
+def test_the_guard_heuristic_lives_in_heuristics_and_is_asked_not_sniffed() -> None:
+    """``guard``'s scores and its compiled loop are in agents/heuristics.py; no agent is chosen by its type or name."""
+    from agents.heuristics import STRATEGIES
+
+    assert {place.split(":")[0] for place in _readers({"guard_rows", "ABOVE"})} == {"agents/heuristics.py"}
+    source = (ROOT / "agents/heuristics.py").read_text()
+    numbers = [n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant) and n.value in (99, 100)]
+    assert numbers == [100], "the score step is declared once (ABOVE)"
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Compare):
+                    sides = [node.left, *node.comparators]
+                    named = {s.value for s in sides if isinstance(s, ast.Constant)} & set(STRATEGIES)
+                    sniffed = any(isinstance(s, ast.Call) and getattr(s.func, "id", "") == "type" for s in sides)
+                    assert not (named and any(getattr(s, "attr", "") == "name" for s in sides)), path
+                    assert not (sniffed and any(getattr(s, "id", "") == "Heuristic" for s in sides)), path
