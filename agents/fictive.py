@@ -57,7 +57,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from agents.heuristics import Heuristic, table_of
-from agurk_env import engine
+from agurk_env import engine, seeds
 from agurk_env.agent import Agent, Decision
 from agurk_env.options import check
 from agurk_env.rules import Rules
@@ -82,7 +82,7 @@ CHUNK = 128
 """Games searched together: the tree's states of that many games at a time (memory stays bounded)."""
 PLAN_LIMIT = 1 << 20
 """Most kept decisions of best lines (each is dropped when used); beyond it all are dropped (and searched again)."""
-_HASH = np.random.default_rng(0xF1C7).integers(1, 1 << 63, size=256, dtype=np.uint64) | np.uint64(1)
+_HASH = np.random.default_rng(seeds.STATE_KEYS).integers(1, 1 << 63, size=256, dtype=np.uint64) | np.uint64(1)
 """Odd multipliers of :func:`state_keys` (fixed, so keys are the same in every process)."""
 
 

@@ -17,7 +17,7 @@ from typing import Literal, get_args
 import gymnasium
 import numpy as np
 
-from agurk_env import engine, observation, specs
+from agurk_env import engine, observation, seeds, specs
 from agurk_env.agent import Agent, RandomAgent, dispatch
 from agurk_env.render import illegal_message, render_text
 from agurk_env.rewards import EPISODES, Episode, placement_rewards, round_rewards
@@ -114,7 +114,7 @@ class LearnerGames:
         seed %= 2**63  # the agents' generators take seeds >= 0
         if self._factory is not None:
             self.opponents = _seat_agents(self._factory(seed), self.rules.players - 1)
-        self._seat_rng = np.random.default_rng([seed, 0x5EA7])
+        self._seat_rng = np.random.default_rng([seed, seeds.SEATS])
 
     def _draw_seats(self, games: np.ndarray) -> None:
         """Give the learner of each of ``games`` its seat for a new match."""

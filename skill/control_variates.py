@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.tournament import TournamentPlan, table_agents
-from agurk_env import engine
+from agurk_env import engine, seeds
 from agurk_env.agent import Agent, act_seats
 from agurk_env.matches import DEFAULT_BATCH, play_matches
 from agurk_env.rules import Rules
@@ -134,7 +134,7 @@ def capture(plan: TournamentPlan, seed: int, stand_in: bool = False) -> Captured
     focal agent is a slow search (any estimate keeps the correction unbiased; a worse one
     narrows less). ``seed`` seeds the deals drawn.
     """
-    rng = np.random.default_rng([seed, 7001])
+    rng = np.random.default_rng([seed, seeds.CV_DEALS])
     deals = plan.deals
     win = np.zeros(deals)
     features = np.zeros((deals, 3 * OUTCOMES))

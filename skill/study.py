@@ -38,6 +38,7 @@ from typing import Any, TypedDict
 import numpy as np
 
 from agents.tasks import LOCAL, Backend, run_tasks
+from agurk_env import seeds
 from skill import study_stats as st
 from skill.stats import inverse
 from skill.study_config import StudyConfig
@@ -134,11 +135,12 @@ def measure(
     win, pen, share = [], [], []
     for i, (s, c) in enumerate(zip(settings, choices, strict=True)):
         mine = {spec: pieces[(s, spec)] for spec in agents_of(c)}
-        sums = st.resampled(mine, seed * 1000 + i, resamples)  # one bootstrap for RS and the skill share
-        w, p = st.relative_skill(mine, c.best_win, c.best_penalty, seed * 1000 + i, resamples, sums)
+        stream = seed * seeds.SETTING_STRIDE + i
+        sums = st.resampled(mine, stream, resamples)  # one bootstrap for RS and the skill share
+        w, p = st.relative_skill(mine, c.best_win, c.best_penalty, stream, resamples, sums)
         win.append(w)
         pen.append(p)
-        share.append(st.share_of_skill(mine, c.best_win, seed * 1000 + i, resamples, sums))
+        share.append(st.share_of_skill(mine, c.best_win, stream, resamples, sums))
     return Measured(list(settings), list(choices), win, pen, share)
 
 

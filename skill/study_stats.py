@@ -19,6 +19,7 @@ import numpy as np
 from scipy import stats as sps
 
 from agents.tournament_stats import deal_resamples
+from agurk_env import seeds
 from skill.stats import skill_share
 from skill.study_plan import FICTIVE, RANDOM
 from skill.study_play import Piece
@@ -69,7 +70,7 @@ def resampled(pieces: Mapping[str, Piece], seed: int, resamples: int) -> Resampl
     for stream, n in enumerate(lengths):
         specs = [s for s, p in pieces.items() if len(p.win) == n]
         sums: dict[str, list[list[np.ndarray]]] = {s: [[], [], [], []] for s in specs}
-        for counts in deal_resamples(seed * 7919 + stream, n, resamples, chunk=max(1, 4_000_000 // n)):
+        for counts in deal_resamples(seed * seeds.RESAMPLE_STRIDE + stream, n, resamples, chunk=max(1, 4_000_000 // n)):
             for s in specs:
                 p = pieces[s]
                 for k, arr in enumerate((p.win, p.penalty, p.rounds, p.win**2)):

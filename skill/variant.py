@@ -19,6 +19,7 @@ import numpy as np
 
 from agents.tournament import TournamentPlan, TournamentResult, plan_tournament, play_planned
 from agents.tournament_stats import SeatStats
+from agurk_env import seeds
 from agurk_env.rules import Rules
 from skill.budget import CHEATING, FICTIVE, FIELD, RANDOM, TRAIN_COST, Budget, ladder, match_cost
 from skill.control_variates import Captured, capture, corrected, fit
@@ -32,8 +33,6 @@ CV_KEYS = ("rs_win", "learning_win", "random_win")
 """The statistics by win rate that the control variates correct (each kept plain as ``KEY_plain``)."""
 CV_STAGE = "control variates"
 """The stage a variant reports while its best agent's matches are captured for the control variates."""
-CV_FIT_SALT = 104_729
-"""Added to a variant's seed for the deals the control variates are fitted on (never the measured deals)."""
 
 
 class ControlVariates(TypedDict):
@@ -249,7 +248,7 @@ def capture_plans(job: VariantJob, label: str) -> tuple[TournamentPlan, Tourname
     spec = dict(zip(ladder(job.budget), ladder(job.budget, job.policy_spec), strict=True))[label]
     rules = job.rules
     entries = [spec] + [FIELD] * (rules.players - 1)
-    return plan_tournament(rules, entries, job.budget.deals, job.seed + CV_FIT_SALT, resamples=1), spec_plan(job, spec)
+    return plan_tournament(rules, entries, job.budget.deals, job.seed + seeds.CV_FIT, resamples=1), spec_plan(job, spec)
 
 
 def capture_best(job: VariantJob, label: str, which: int) -> Captured:

@@ -75,3 +75,48 @@ def test_the_guard_heuristic_lives_in_heuristics_and_is_asked_not_sniffed() -> N
                     sniffed = any(isinstance(s, ast.Call) and getattr(s.func, "id", "") == "type" for s in sides)
                     assert not (named and any(getattr(s, "attr", "") == "name" for s in sides)), path
                     assert not (sniffed and any(getattr(s, "id", "") == "Heuristic" for s in sides)), path
+
+
+def _salted(node: ast.AST) -> bool:
+    """Whether ``node`` mixes an int literal of 100 or more into a seed (``seed + 104_729``, ``[seed, 0x5EA7]`` ...)."""
+    big = lambda n: isinstance(n, ast.Constant) and type(n.value) is int and n.value >= 100  # noqa: E731
+    seedy = lambda n: "seed" in getattr(n, "id", getattr(n, "attr", "")).lower()  # noqa: E731
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mult | ast.BitXor):
+        return (big(node.left) and seedy(node.right)) or (big(node.right) and seedy(node.left))
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "default_rng" and node.args:
+        arg = node.args[0]
+        return big(arg) or (isinstance(arg, ast.List) and any(big(e) for e in arg.elts))
+    return False
+
+
+def test_seed_salts_are_declared_once_in_agurk_env_seeds() -> None:
+    """No module mixes a literal salt into a seed: each is a name of agurk_env.seeds, distinct, with its old value."""
+    from agurk_env import seeds
+
+    salted = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if path.name != "seeds.py"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if _salted(node)
+    ]
+    assert not salted, "salts belong in agurk_env/seeds.py"
+    salts = {k: v for k, v in vars(seeds).items() if k.isupper() and not k.endswith("_STRIDE")}
+    assert len(set(salts.values())) == len(salts)
+    assert salts == {
+        "SEATS": 0x5EA7,
+        "STATE_KEYS": 0xF1C7,
+        "PPO_DRAWS": 0x9001,
+        "PPO_TABLES": 0x7AB1E,
+        "PPO_TORCH": 1,
+        "EXPERT_DRAWS": 0xE1,
+        "EXPERT_TABLES": 0x7AB,
+        "EXPERT_TORCH": 2,
+        "CV_FIT": 104_729,
+        "CV_DEALS": 7001,
+        "LOAD_GAMES": 10_000,
+        "LOAD_WARM": 99_000,
+    }
+    assert (seeds.RESAMPLE_STRIDE, seeds.SETTING_STRIDE, seeds.LOAD_WAVE_STRIDE) == (7919, 1000, 1000)
+    assert seeds.table_seed(5, 2) == 5 * 1_000_003 + 2 and seeds.table_seed(5, 2, 3) == 5 * 1_000_003 + 3 * 101 + 2

@@ -37,7 +37,7 @@ import torch
 
 from agents.policy import Checkpoint, PolicyNet, masked_log_softmax, pad_legal
 from agents.tasks import Backend, TaskProgress, run_tasks
-from agurk_env import engine, observation
+from agurk_env import engine, observation, seeds
 from agurk_env.agent import Decision
 from agurk_env.rewards import round_rewards
 from agurk_env.rules import Rules
@@ -73,12 +73,13 @@ class Generations:
 
     def __init__(self, cfg: Config, seed: int) -> None:
         self.cfg = cfg
-        tables = np.random.default_rng([seed, 0x7AB])
+        tables = np.random.default_rng([seed, seeds.EXPERT_TABLES])
         self.rule_sets = (
             [draw(cfg.mixture, tables) for _ in range(cfg.mixture.slots)] if cfg.mixture.families else cfg.rule_sets()
         )
         self.teachers = Teachers(cfg.expert.teacher, seed)
-        self.states = [engine.init(r, cfg.expert.games, seed * 1_000_003 + i) for i, r in enumerate(self.rule_sets)]
+        games = cfg.expert.games
+        self.states = [engine.init(r, games, seeds.table_seed(seed, i)) for i, r in enumerate(self.rule_sets)]
         self.rounds = [np.zeros(cfg.expert.games, np.int64) for _ in self.rule_sets]
 
     def play(
@@ -205,8 +206,8 @@ class ExpertTrainer:
         self.actions = cfg.actions()
         self.net = initial_net(cfg, self.actions, fresh=resume is None)
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.learning_rate, eps=1e-5)
-        self.rng = np.random.default_rng([cfg.seed, 0xE1])
-        self.gen = torch.Generator().manual_seed(cfg.seed + 2)
+        self.rng = np.random.default_rng([cfg.seed, seeds.EXPERT_DRAWS])
+        self.gen = torch.Generator().manual_seed(cfg.seed + seeds.EXPERT_TORCH)
         self.global_step = 0
         self.generation = 0
         self.best_score = float("-inf")

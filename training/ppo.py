@@ -81,7 +81,7 @@ from agents.policy import (
     sample,
 )
 from agents.registry import make_agent
-from agurk_env import engine, observation
+from agurk_env import engine, observation, seeds
 from agurk_env.agent import Agent, dispatch
 from agurk_env.observation import MAX_SEATS
 from agurk_env.rewards import placement_rewards, round_rewards
@@ -613,8 +613,8 @@ class PPOTrainer:
         self.opt = torch.optim.Adam(groups, lr=cfg.learning_rate, eps=1e-5)
         self.set_learning_rate(cfg.learning_rate)
         self.pool = Pool(cfg.pool, self.make_net, cfg.seed, self.device)
-        self.rng = np.random.default_rng([cfg.seed, 0x9001])
-        self.gen = torch.Generator(device=self.device).manual_seed(cfg.seed + 1)
+        self.rng = np.random.default_rng([cfg.seed, seeds.PPO_DRAWS])
+        self.gen = torch.Generator(device=self.device).manual_seed(cfg.seed + seeds.PPO_TORCH)
         self.global_step = 0  # learner decisions trained on
         self.update = 0
         self.best_score = float("-inf")
@@ -640,11 +640,11 @@ class PPOTrainer:
         With a mixture every slot first draws its rules (seeded by the update count too).
         """
         if self.mixed:
-            rng = np.random.default_rng([self.cfg.seed, 0x7AB1E, self.update])
+            rng = np.random.default_rng([self.cfg.seed, seeds.PPO_TABLES, self.update])
             self.rule_sets = [mixture.draw(self.cfg.mixture, rng) for _ in range(self.cfg.mixture.slots)]
         self.tables = []
         for i, rules in enumerate(self.rule_sets):
-            seed = self.cfg.seed * 1_000_003 + self.update * 101 + i
+            seed = seeds.table_seed(self.cfg.seed, i, self.update)
             t = Games.new(rules, self.cfg.num_envs, seed, self.cfg.deck(rules))
             t.learner[:], t.opponent[:] = self.pool.draw(self.cfg.num_envs, rules.players, self.rng)
             self.tables.append(t)

@@ -31,6 +31,7 @@ from agurk.cli.common import resolve_rules
 from agurk.replay import parse_record
 from agurk.web import MAX_GAMES, MAX_SECONDS
 from agurk.web.session import Session
+from agurk_env import seeds
 
 HOST = "127.0.0.1"
 """The only address the load test talks to."""
@@ -336,7 +337,7 @@ def reference_latency(wave: Wave, moves: int, seed: int) -> list[float]:
     times: list[float] = []
     game = 0
     while len(times) < moves:
-        session = Session(rules, wave.opponents, 0, seed + 10_000 + game)
+        session = Session(rules, wave.opponents, 0, seed + seeds.LOAD_GAMES + game)
         session.start()
         while not session.over and not session.person_out and len(times) < moves:
             legal = session.view()["legal"]
@@ -367,7 +368,7 @@ def run_load(
     with server(expire_s) as (base, proc):
         warm = [Wave(1, wave.opponents, wave.preset, wave.sets, wave.duplicate) for wave in waves]
         for w in warm:  # agents built and searches compiled once, before anything is timed
-            asyncio.run(_wave(base, w, 0.0, seed + 99_000, deadline))
+            asyncio.run(_wave(base, w, 0.0, seed + seeds.LOAD_WARM, deadline))
         asyncio.run(_await_expiry(base, deadline))
         results: LoadResult = {
             "host": HOST,
@@ -381,7 +382,7 @@ def run_load(
         for i, wave in enumerate(waves):
             start, cpu_start, client_start = time.monotonic(), cpu_s(proc.pid), time.process_time()
             wait_start = waited_s(proc.pid)
-            tally = asyncio.run(_wave(base, wave, think_s, seed + 1000 * i, deadline))
+            tally = asyncio.run(_wave(base, wave, think_s, seed + seeds.LOAD_WAVE_STRIDE * i, deadline))
             wall, cpu_end, client = time.monotonic() - start, cpu_s(proc.pid), time.process_time() - client_start
             used = None if cpu_start is None or cpu_end is None else cpu_end - cpu_start
             wait_end = waited_s(proc.pid)
