@@ -24,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 from agurk_env.agent import Agent, Decision
+from agurk_env.install import install
 from agurk_env.rules import Rules
 
 SEARCH = "pimc:eval=exact"
@@ -60,7 +61,7 @@ def warn_without_torch() -> None:
     """Say once, in one line, that without torch ``best`` plays the search everywhere."""
     logging.getLogger(__name__).warning(
         "best: torch is not installed, so best plays the search everywhere, also where it would play the network"
-        ' (slower, and weaker at most tables): run pip install -e ".[rl]" in the root of the clone'
+        f" (slower, and weaker at most tables): run {install('rl')} in the root of the clone"
     )
 
 

@@ -26,6 +26,7 @@ from agents.heuristics import DESCRIPTIONS, Heuristic
 from agents.search import PIMC, GuidedOptions, Oracle, OracleOptions, PimcOptions
 from agurk_env import options as declared_options
 from agurk_env.agent import Agent, RandomAgent
+from agurk_env.install import install
 from agurk_env.options import OptionError
 
 
@@ -174,7 +175,7 @@ def _ppo(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
     try:
         from agents.policy import CheckpointError, PolicyAgent  # torch is an optional dependency
     except ImportError as e:
-        raise AgentSpecError(f'agent {spec!r} needs torch: pip install -e ".[rl]" ({e.name} missing)') from None
+        raise AgentSpecError(f"agent {spec!r} needs torch: {install('rl')} ({e.name} missing)") from None
     try:
         agent = PolicyAgent.from_path(path, rng, greedy=mode != "sample")
     except CheckpointError as e:
@@ -197,7 +198,7 @@ def _zoo(spec: str, arg: str | None, rng: np.random.Generator) -> Agent:
         from agents.policy import CheckpointError
         from agents.zoo import ZooAgent  # torch is an optional dependency
     except ImportError as e:
-        raise AgentSpecError(f'agent {spec!r} needs torch: pip install -e ".[rl]" ({e.name} missing)') from None
+        raise AgentSpecError(f"agent {spec!r} needs torch: {install('rl')} ({e.name} missing)") from None
     try:
         return ZooAgent(rng, name=arg or None, spec=spec)
     except CheckpointError as e:
@@ -219,7 +220,7 @@ def _guided(spec: str, options: GuidedOptions, rng: np.random.Generator) -> Agen
     try:
         from agents.guided import Guided
     except ImportError as e:
-        raise AgentSpecError(f'agent {spec!r} needs torch: pip install -e ".[rl]" ({e.name} missing)') from None
+        raise AgentSpecError(f"agent {spec!r} needs torch: {install('rl')} ({e.name} missing)") from None
     try:
         return Guided(rng, options, spec=spec)
     except ValueError as err:  # a bad checkpoint or zoo preset

@@ -63,10 +63,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agurk_env.install import install
+
 try:
     import pyspiel
 except ImportError:  # pragma: no cover - the base install has no OpenSpiel
-    raise ImportError('agurk_env.openspiel_game needs OpenSpiel: pip install -e ".[openspiel]"') from None
+    raise ImportError(f"agurk_env.openspiel_game needs OpenSpiel: {install('openspiel')}") from None
 
 from agurk_env import engine, observation
 from agurk_env.engine import deck_counts, parse_ranks

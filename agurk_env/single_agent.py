@@ -52,6 +52,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from agurk_env.install import install
 from agurk_env.learner_games import Illegal, LearnerGames, Opponents
 from agurk_env.render import RENDER_MODES
 from agurk_env.rewards import Episode
@@ -281,5 +282,5 @@ def sb3_vec_env(
     try:
         from agurk_env.vec_env import AgurkVecEnv
     except ImportError as e:  # pragma: no cover - depends on the install
-        raise ImportError('sb3_vec_env needs stable-baselines3: pip install -e ".[rl]" from the checkout') from e
+        raise ImportError(f"sb3_vec_env needs stable-baselines3: {install('rl')} from the checkout") from e
     return AgurkVecEnv(n_envs, rules, opponents, seat, episode, render_mode, illegal, **options)

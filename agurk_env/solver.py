@@ -47,6 +47,7 @@ import numpy as np
 
 from agurk_env import _rules_kernel, engine, rules_kernel
 from agurk_env import _solver_kernel as kernel
+from agurk_env.install import install
 from agurk_env.rules import Rules
 
 HAS_NUMBA = rules_kernel.HAS_NUMBA
@@ -100,7 +101,7 @@ def _use_jit(jit: bool | None) -> bool:
     if jit is None:
         return HAS_NUMBA and os.environ.get(JIT_ENV, "1") != "0"
     if jit and not HAS_NUMBA:
-        raise RuntimeError('jit=True needs numba (pip install -e ".[solver]" in the clone)')
+        raise RuntimeError(f"jit=True needs numba ({install('solver')} in the clone)")
     return jit
 
 

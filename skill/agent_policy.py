@@ -17,13 +17,14 @@ import numpy as np
 
 from agurk_env import engine
 from agurk_env.agent import Agent, Decision, RandomAgent, decide
+from agurk_env.install import install
 from agurk_env.rules import Rules
 from skill.game_tree import GameTree
 
 try:
     from open_spiel.python import policy as openspiel_policy
 except ImportError:  # pragma: no cover - the base install has no OpenSpiel
-    raise ImportError('skill.agent_policy needs OpenSpiel: pip install -e ".[openspiel]"') from None
+    raise ImportError(f"skill.agent_policy needs OpenSpiel: {install('openspiel')}") from None
 
 
 def info_rng(seed: int, key: str) -> np.random.Generator:

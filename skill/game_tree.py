@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import numpy as np
 
 from agurk_env import openspiel_game
+from agurk_env.install import install
 
 try:
     import pyspiel
 except ImportError:  # pragma: no cover - the base install has no OpenSpiel
-    raise ImportError('skill.game_tree needs OpenSpiel: pip install -e ".[openspiel]"') from None
+    raise ImportError(f"skill.game_tree needs OpenSpiel: {install('openspiel')}") from None
 
 if TYPE_CHECKING:
     from open_spiel.python.policy import TabularPolicy

@@ -120,3 +120,36 @@ def test_seed_salts_are_declared_once_in_agurk_env_seeds() -> None:
     }
     assert (seeds.RESAMPLE_STRIDE, seeds.SETTING_STRIDE, seeds.LOAD_WAVE_STRIDE) == (7919, 1000, 1000)
     assert seeds.table_seed(5, 2) == 5 * 1_000_003 + 2 and seeds.table_seed(5, 2, 3) == 5 * 1_000_003 + 3 * 101 + 2
+
+
+NOT_YET = {"agurk/cli/leaderboard.py"}
+"""Modules another change owns, which still spell the hint out (to read install() when next edited)."""
+
+
+def test_the_install_hint_is_one_function_of_the_extra() -> None:
+    """Messages name a missing extra through agurk_env.install.install, and every extra they name is declared."""
+    import tomllib
+
+    from agurk_env.install import install
+
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    named, spelled, skip = set(), [], NOT_YET | {"agurk_env/install.py"}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            where = path.relative_to(ROOT).as_posix()
+            tree = ast.parse(path.read_text())
+            docs = {
+                id(body[0].value)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef) and (body := node.body)
+                if isinstance(body[0], ast.Expr)
+            }
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "install" and node.args:
+                    named.add(ast.literal_eval(node.args[0]))
+                text = node.value if isinstance(node, ast.Constant) and id(node) not in docs else None
+                if isinstance(text, str) and "pip install -e" in text and where not in skip:
+                    spelled.append(f"{where}:{node.lineno}")
+    assert not spelled, "spell the hint through agurk_env.install.install"
+    assert named and named <= extras, named - extras
+    assert install("rl") == 'pip install -e ".[rl]"'

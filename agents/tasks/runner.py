@@ -19,6 +19,7 @@ from agents.tasks.backend import (
     one_line,
 )
 from agents.tasks.local import Here, Pool
+from agurk_env.install import install
 
 
 def run_tasks(
@@ -53,7 +54,7 @@ def run_tasks(
             from agents.tasks.ray_executor import RayExecutor
         except ImportError as e:
             raise BackendError(
-                f'the ray backend needs {e.name or "ray"}, from the ray extra: run pip install -e ".[ray]" '
+                f"the ray backend needs {e.name or 'ray'}, from the ray extra: run {install('ray')} "
                 "in the root of the clone"
             ) from None
         ray = RayExecutor(fn, jobs, workers, backend.address, initializer)

@@ -25,6 +25,7 @@ from agurk.cli.common import (
     from_args,
     require_rl,
 )
+from agurk_env.install import install
 from agurk_env.options import OptionError
 
 
@@ -57,13 +58,13 @@ def add_parser(sub: Subcommands) -> None:
 def _needs_ray() -> None:
     """Refuse ``agurk bench tournament`` without ray, in one line."""
     if importlib.util.find_spec("ray") is None:
-        raise CliError('agurk bench tournament needs ray, from the ray extra: run pip install -e ".[ray]"')
+        raise CliError(f"agurk bench tournament needs ray, from the ray extra: run {install('ray')}")
 
 
 def _needs_torch() -> None:
     """Refuse ``agurk bench operator`` without torch, in one line."""
     if importlib.util.find_spec("torch") is None:
-        raise CliError('agurk bench operator needs torch: pip install -e ".[rl]"')
+        raise CliError(f"agurk bench operator needs torch: {install('rl')}")
 
 
 def _needs_web() -> None:

@@ -28,6 +28,7 @@ from agents.command import PROG, in_command_order, rule_overrides
 from agents.command import JsonFlag as JsonFlag  # the shared option sets, declared below the application
 from agents.command import rules_label as rules_label
 from agurk_env.atomic import atomic_write_text
+from agurk_env.install import install
 from agurk_env.options import Bounds, Option, OptionError, declared, split_list
 from agurk_env.rules import OPTION_NAMES, Rules, RulesError
 
@@ -342,7 +343,7 @@ def stdout_console() -> Console:
     return Console()
 
 
-RL_INSTALL = 'pip install -e ".[rl]"'
+RL_INSTALL = install("rl")
 """How to install the optional learning dependencies in a clone of the repository (the package is not on PyPI)."""
 TRAIN_NEEDS = (("torch", "torch"), ("torch.utils.tensorboard", "tensorboard"))
 """What ``agurk train`` imports for every config: (module, the package that provides it)."""

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from agurk.cli.common import CliError, Formatter, Subcommands, add_options, from_args
+from agurk_env.install import install
 from training.zoo_export import ZooOptions, export_run
 
 
@@ -70,7 +71,7 @@ def run(namespace: argparse.Namespace) -> int:
     try:
         from agents import zoo
     except ImportError as e:
-        raise CliError(f'the zoo needs torch: pip install -e ".[rl]" ({e.name} missing)') from None
+        raise CliError(f"the zoo needs torch: {install('rl')} ({e.name} missing)") from None
     if args.action == "list":
         if args.export_only():
             raise CliError("agurk zoo (list) takes no other arguments")

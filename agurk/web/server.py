@@ -5,9 +5,10 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass
 
+from agurk_env.install import install
 from agurk_env.options import option
 
-WEB_INSTALL = 'pip install -e ".[web]"'
+WEB_INSTALL = install("web")
 """How to install the web extra in a clone of the repository."""
 WEB_NEEDS = (("starlette", "starlette"), ("uvicorn", "uvicorn"))
 """What ``agurk serve`` imports: (module, the package that provides it)."""
