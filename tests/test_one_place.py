@@ -153,3 +153,10 @@ def test_the_install_hint_is_one_function_of_the_extra() -> None:
     assert not spelled, "spell the hint through agurk_env.install.install"
     assert named and named <= extras, named - extras
     assert install("rl") == 'pip install -e ".[rl]"'
+
+
+def test_the_trainers_credit_a_round_through_one_function() -> None:
+    """PPO's games and expert iteration's generations credit a round's end by Config.round_credit alone."""
+    readers = {place for place in _readers({"round_rewards"}) if place.startswith("training/")}
+    assert readers == {"training/config.py:round_credit"}
+    assert {p.split(":")[0] for p in _readers({"round_credit"})} >= {"training/ppo.py", "training/expert.py"}

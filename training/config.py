@@ -15,15 +15,18 @@ import importlib.resources
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 import yaml
 
 from agents.tasks.backend import BackendName
 from agurk_env.options import OptionError, build, option, split_assignment
-from agurk_env.rewards import Episode
+from agurk_env.rewards import Episode, round_rewards
 from agurk_env.rules import CARDS, PRESETS, Rules, RulesError
+
+if TYPE_CHECKING:
+    from agurk_env.engine import State
 
 _T = TypeVar("_T")
 
@@ -267,6 +270,13 @@ class Config:
     def round_scale(self, rules: Rules) -> float:
         """What a round's penalty is divided by in the rewards of ``rules``: ``penalty_scale``, else the limit."""
         return self.penalty_scale or rules.limit
+
+    def round_credit(self, rules: Rules, state: State, games: np.ndarray) -> np.ndarray:
+        """``(k, P)``: each seat's credit for the round ended in ``games``: its round reward times ``penalty_weight``.
+
+        The one round-end credit of the trainers (PPO's games, expert iteration's generations).
+        """
+        return round_rewards(rules, state, self.round_scale(rules))[games] * self.penalty_weight
 
     def rule_sets(self) -> list[Rules]:
         """The :class:`Rules` of every player count trained on."""

@@ -39,7 +39,6 @@ from agents.policy import Checkpoint, PolicyNet, masked_log_softmax, pad_legal
 from agents.tasks import Backend, TaskProgress, run_tasks
 from agurk_env import engine, observation, seeds
 from agurk_env.agent import Decision
-from agurk_env.rewards import round_rewards
 from agurk_env.rules import Rules
 from training.checkpoint import initial_net, save_checkpoint
 from training.config import Config, config_from_dict, config_to_dict
@@ -117,7 +116,7 @@ class Generations:
                 st = engine.play(rules, st, cards)
                 if st.round_over.any():
                     ended = np.flatnonzero(st.round_over)
-                    reward = round_rewards(rules, st, self.cfg.round_scale(rules))[ended] * self.cfg.penalty_weight
+                    reward = self.cfg.round_credit(rules, st, ended)
                     for g, r in zip(ended, reward, strict=True):
                         rewards[i][(int(g), int(self.rounds[i][g]))] = r.astype(np.float32)
                     self.rounds[i][ended] += 1

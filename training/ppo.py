@@ -84,7 +84,7 @@ from agents.registry import make_agent
 from agurk_env import engine, observation, seeds
 from agurk_env.agent import Agent, dispatch
 from agurk_env.observation import MAX_SEATS
-from agurk_env.rewards import placement_rewards, round_rewards
+from agurk_env.rewards import placement_rewards
 from agurk_env.rules import Rules
 from agurk_env.state import OBSERVATION, OTHER_HANDS, state_vector
 from agurk_env.state import SIZE as STATE_SIZE
@@ -440,7 +440,7 @@ def _end_rounds(
     """Credit the rewards of the rounds that ended to their seats, end episodes, deal on, restart matches."""
     rules = t.rules
     ended = np.flatnonzero(st.round_over)
-    penalty = round_rewards(rules, st, cfg.round_scale(rules))[ended] * cfg.penalty_weight  # (k, P)
+    penalty = cfg.round_credit(rules, st, ended)  # (k, P)
     if cfg.episode == "match":
         finished, placement = placement_rewards(rules, st)
         reward = penalty + cfg.placement_weight * placement[ended]
