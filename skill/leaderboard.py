@@ -45,7 +45,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
@@ -56,7 +56,6 @@ from agurk_env.atomic import atomic_write_text
 from agurk_env.matches import DEFAULT_BATCH
 from agurk_env.rules import Rules
 from skill.cache import TaskCache
-from skill.leaderboard_plan import Design
 from skill.people import PREFIX, PersonMatches, RatedPerson, check_person, rate_person
 
 if TYPE_CHECKING:
@@ -67,6 +66,9 @@ RESAMPLES = 1000
 """Bootstrap resamples of the rating intervals."""
 SUPPORT_TOL = 1e-7
 """An agent is in the equilibrium's support when some Nash equilibrium plays it with more than this probability."""
+Design = Literal["pairs", "subsets"]
+DESIGNS: tuple[str, ...] = get_args(Design)
+"""The leaderboard's designs, which groups of agents sit at its tables (:func:`design_groups`)."""
 FILES = ("leaderboard.json", "leaderboard.md", "leaderboard.png")
 """What :func:`write_leaderboard` writes into its folder."""
 PEOPLE_RATING = (

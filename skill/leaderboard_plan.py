@@ -14,18 +14,26 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 from agents.command import Backends, Quiet, Seeded, TableOptions, command_line, worker_count
 from agurk_env.options import REQUIRED, OptionError, option
+from skill.leaderboard import (
+    FILES,
+    Design,
+    LeaderboardPlan,
+    Played,
+    Progress,
+    check_agents,
+    leaderboard,
+    plan_leaderboard,
+    play_leaderboard,
+    write_leaderboard,
+)
 
 if TYPE_CHECKING:
-    from skill.leaderboard import LeaderboardPlan, Played, Progress
     from skill.people import PersonMatches
 
-Design = Literal["pairs", "subsets"]
-DESIGNS: tuple[str, ...] = get_args(Design)
-"""The leaderboard's designs, which groups of agents sit at its tables (:func:`skill.leaderboard.design_groups`)."""
 SETTINGS = ("rules", "deals", "seed", "batch", "design")
 """What a leaderboard in --out must share with this one to be replaced without --force (the agents may differ)."""
 UNWRITTEN = ("workers", "cache", "force", "backend", "ray_address", "quiet")
@@ -85,7 +93,6 @@ def plan_board(options: LeaderboardOptions) -> BoardPlan:
     """The leaderboard's plan, the backend and every agent spec checked first (:class:`OptionError`, one line)."""
     from agents.fit import check_fit
     from agents.registry import AgentSpecError, make_agent, split_specs
-    from skill.leaderboard import check_agents, plan_leaderboard
 
     options.tasks_backend()
     rules = options.resolve()
@@ -124,8 +131,6 @@ def _writable(flag: str, folder: Path) -> None:
 
 def _claim(out: Path, data: dict[str, Any], force: bool) -> None:
     """Make ``out`` the leaderboard's folder: new, empty, or with a leaderboard of the same settings (or ``force``)."""
-    from skill.leaderboard import FILES
-
     if out.exists() and not out.is_dir():
         raise OptionError(f"--out {str(out)!r} is a file, not a folder")
     _writable("--out", out)
@@ -156,7 +161,6 @@ def play_board(
 ) -> tuple[Played, dict[str, Any]]:
     """Play the tables not in the cache, rate the agents (and ``people``), write the files; what played, the JSON."""
     from skill.cache import TaskCache
-    from skill.leaderboard import leaderboard, play_leaderboard, write_leaderboard
 
     o = board.options
     cache = TaskCache(o.cache_dir())

@@ -22,6 +22,7 @@ from agurk.cli.common import (
 )
 from agurk.cli.rich_tables import print_table
 from agurk.monitors import LeaderboardLines, leaderboard_line
+from agurk_env.install import install
 from skill.leaderboard_plan import LeaderboardOptions, claim_board, plan_board, play_board
 from training.stop_signals import stopped
 
@@ -89,7 +90,7 @@ def _needs() -> None:
     except ImportError:
         raise CliError(
             "agurk leaderboard needs scipy (the Nash averaging), from the openspiel extra: run "
-            'pip install -e ".[openspiel]" in the root of the clone'
+            f"{install('openspiel')} in the root of the clone"
         ) from None
     try:
         import matplotlib  # noqa: F401  (leaderboard.png)
