@@ -431,3 +431,39 @@ def test_cycle_finder(tmp_path: Path, files: dict[str, str], cycles: list[list[s
     top = next(iter(files)).split("/")[0]
     found = import_cycles(import_graph(root))
     assert found == [sorted(f"{top}.{m}" if m else top for m in cycle) for cycle in cycles]
+
+
+def _functions() -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function and method of the five packages, with its file."""
+    found = []
+    for package in RANK:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    found.append((path.relative_to(ROOT).as_posix(), node))
+    return found
+
+
+def test_the_library_keeps_its_size_budgets() -> None:
+    """The command line stays thin (<= 2,500 lines), <= 3 functions over 80 lines, <= 150 ``Any`` in signatures."""
+    cli = sum(len(path.read_text().splitlines()) for path in (ROOT / "agurk" / "cli").glob("*.py"))
+    assert cli <= 2500, f"agurk/cli/ has {cli} lines: move the work into the library"
+    functions = _functions()
+    long = [
+        f"{where}:{f.name} ({f.end_lineno - f.lineno + 1})" for where, f in functions if f.end_lineno - f.lineno >= 80
+    ]
+    assert len(long) <= 3, long
+
+    def annotations(f: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+        a = f.args
+        args = [
+            *a.posonlyargs,
+            *a.args,
+            *a.kwonlyargs,
+            *([a.vararg] if a.vararg else []),
+            *([a.kwarg] if a.kwarg else []),
+        ]
+        return [x.annotation for x in args if x.annotation is not None] + ([f.returns] if f.returns else [])
+
+    anys = sum("Any" in ast.unparse(x) for _, f in functions for x in annotations(f))
+    assert anys <= 150, f"{anys} annotations in signatures name Any"
