@@ -82,9 +82,10 @@ def test_bad_families_are_refused_in_one_line_naming_the_key(families: dict, mes
     assert "\n" not in str(e.value)
 
 
-def test_a_mixture_needs_the_ppo_trainer() -> None:
-    with pytest.raises(ConfigError, match=r"^mixture\.families needs algo: ppo"):
-        config_from_dict({**TINY, "algo": "expert", "mixture": {"families": FAMILIES}})
+def test_a_mixture_needs_the_ppo_or_expert_trainer() -> None:
+    with pytest.raises(ConfigError, match=r"^mixture\.families needs algo: ppo or expert, not 'sb3'"):
+        config_from_dict({**TINY, "algo": "sb3", "mixture": {"families": FAMILIES}})
+    assert config_from_dict({**TINY, "algo": "expert", "mixture": {"families": FAMILIES}}).mixture.families
 
 
 def test_the_shipped_universal_config_loads_and_draws_every_preset() -> None:
