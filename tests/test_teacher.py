@@ -96,3 +96,14 @@ def test_unknown_teacher_is_refused_in_one_line() -> None:
     with pytest.raises(ConfigError, match=r"expert\.teacher must be one of rollout, best") as err:
         config_from_dict(_mixture_cfg(teacher="oracle"))
     assert "\n" not in str(err.value)
+
+
+def test_teacher_searches_leave_the_other_searches_to_the_universal_file() -> None:
+    teachers = Teachers("best", 7, ["pimc"])
+    assert teachers.spec(Rules.preset("every_trick")) == "pimc"
+    assert teachers.spec(Rules.preset("last_trick_only")) == "zoo:universal"  # best plays pimc:eval=exact there
+    assert teachers.spec(Rules.preset("standard")) == Teachers("best", 7).spec(Rules.preset("standard"))
+    d = _decision(Rules.preset("last_trick_only"))
+    target = teachers.target(_net(), d, np.random.default_rng(0), ExpertConfig())
+    played = make_agent("zoo", 7, 0).act(d)
+    np.testing.assert_array_equal(target.argmax(1), played)

@@ -119,6 +119,9 @@ class ExpertConfig:
     teacher: TeacherName = "rollout"
     """Who improves the decisions: the network's rollout operator (the settings above), or ``best``: at each table
     the agent ``best`` plays there (a search's values, or a shipped network's probabilities; training/teacher.py)."""
+    teacher_searches: list[str] = option([])
+    """``teacher: best`` only: the searches of ``best`` that teach (e.g. ``[pimc]``; empty: every one); a table where
+    ``best`` plays another search is taught by the universal file instead, as the tables where it plays a network."""
     temperature: float = option(0.05, above=0)
     """The improved policy is ``softmax(values / temperature)`` over the legal cards (values: utility, about -1..0)."""
     play: Literal["improved", "policy"] = "improved"

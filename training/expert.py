@@ -76,7 +76,7 @@ class Generations:
         self.rule_sets = (
             [draw(cfg.mixture, tables) for _ in range(cfg.mixture.slots)] if cfg.mixture.families else cfg.rule_sets()
         )
-        self.teachers = Teachers(cfg.expert.teacher, seed)
+        self.teachers = Teachers(cfg.expert.teacher, seed, cfg.expert.teacher_searches)
         games = cfg.expert.games
         self.states = [engine.init(r, games, seeds.table_seed(seed, i)) for i, r in enumerate(self.rule_sets)]
         self.rounds = [np.zeros(cfg.expert.games, np.int64) for _ in self.rule_sets]

@@ -7,10 +7,14 @@ there: a search's card values (``pimc`` under every-trick scoring, ``pimc:eval=e
 elsewhere) turned into ``softmax(values / temperature)``, or a shipped network's own
 probabilities (a per-table specialist; the universal file itself where ``best`` plays it,
 which anchors the tables the search does not lead at what the network played before).
+``expert.teacher_searches`` keeps only the searches named; the universal file teaches where ``best``
+plays another.
 Each teacher agent is built once per spec from the registry, seeded by the run.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 from torch import nn
@@ -19,7 +23,7 @@ from agents.best import choice
 from agents.guided import improve, log_probs
 from agents.registry import make_agent
 from agents.search import Search
-from agents.zoo import ZooAgent
+from agents.zoo import UNIVERSAL, ZooAgent
 from agurk_env.agent import Agent, Decision
 from agurk_env.rules import Rules
 from training.config import ExpertConfig, TeacherName
@@ -37,13 +41,18 @@ def improved_policy(values: np.ndarray, temperature: float) -> np.ndarray:
 class Teachers:
     """The improved policy of every decision with a choice, by the run's teacher (see the module)."""
 
-    def __init__(self, name: TeacherName, seed: int) -> None:
-        self.name, self.seed = name, seed
+    def __init__(self, name: TeacherName, seed: int, searches: Sequence[str] = ()) -> None:
+        self.name, self.seed, self.searches = name, seed, tuple(searches)
         self._agents: dict[str, Agent] = {}
 
     def spec(self, rules: Rules) -> str:
-        """What teaches at ``rules``: ``rollout``, or the spec ``best`` plays there."""
-        return "rollout" if self.name == "rollout" else choice(rules)
+        """What teaches at ``rules``: ``rollout`` or the spec ``best`` plays there (a search left out: universal)."""
+        if self.name == "rollout":
+            return "rollout"
+        chosen = choice(rules)
+        if self.searches and not chosen.startswith("zoo:") and chosen not in self.searches:
+            return f"zoo:{UNIVERSAL}"
+        return chosen
 
     def target(
         self,
