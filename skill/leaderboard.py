@@ -106,17 +106,21 @@ def design_groups(specs: Sequence[str], players: int, design: Design) -> list[tu
     order = sorted(range(len(specs)), key=lambda i: specs[i])
     if design == "subsets":
         return list(itertools.combinations(order, players))
+    return [(i,) * a + (j,) * b for i, j in itertools.combinations(order, 2) for a, b in pair_splits(players)]
+
+
+def pair_splits(players: int) -> list[tuple[int, int]]:
+    """A pair's seats, first agent against second: ``(ceil(P/2), floor(P/2))``, and its mirror at odd ``P``."""
     high, low = (players + 1) // 2, players // 2
-    splits = [(high, low)] + ([(low, high)] if high != low else [])
-    return [(i,) * a + (j,) * b for i, j in itertools.combinations(order, 2) for a, b in splits]
+    return [(high, low)] + ([(low, high)] if high != low else [])
 
 
 def describe(design: Design, players: int, agents: int) -> str:
     """What ``design``'s groups are, in words (``leaderboard.json``'s ``groups``, ``leaderboard.md``)."""
     if design == "subsets":
         return f"every {players}-subset of the {agents} agents"
-    high, low = (players + 1) // 2, players // 2
-    mirror = f", and {low} against {high}" if high != low else ""
+    (high, low), *mirrored = pair_splits(players)
+    mirror = f", and {low} against {high}" if mirrored else ""
     return f"every pair of the {agents} agents alone at the table, {high} seats against {low}{mirror}"
 
 

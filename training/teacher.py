@@ -44,15 +44,18 @@ class Teachers:
     def __init__(self, name: TeacherName, seed: int, searches: Sequence[str] = ()) -> None:
         self.name, self.seed, self.searches = name, seed, tuple(searches)
         self._agents: dict[str, Agent] = {}
+        self._specs: dict[Rules, str] = {}
 
     def spec(self, rules: Rules) -> str:
         """What teaches at ``rules``: ``rollout`` or the spec ``best`` plays there (a search left out: universal)."""
         if self.name == "rollout":
             return "rollout"
-        chosen = choice(rules)
-        if self.searches and not chosen.startswith("zoo:") and chosen not in self.searches:
-            return f"zoo:{UNIVERSAL}"
-        return chosen
+        if rules not in self._specs:  # decided once per table: every engine step of a generation asks
+            chosen = choice(rules)
+            if self.searches and not chosen.startswith("zoo:") and chosen not in self.searches:
+                chosen = f"zoo:{UNIVERSAL}"
+            self._specs[rules] = chosen
+        return self._specs[rules]
 
     def target(
         self,
