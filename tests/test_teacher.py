@@ -40,7 +40,7 @@ def _net(actions: int = 13) -> PolicyNet:
 
 
 def test_best_teaches_with_the_search_it_plays_there() -> None:
-    rules = Rules.preset("every_trick")
+    rules = Rules.preset("quick")  # best plays pimc there (agents.best.SEARCH_STRONGER)
     d = _decision(rules)
     teachers = Teachers("best", 7)
     assert teachers.spec(rules) == "pimc"
@@ -100,7 +100,7 @@ def test_unknown_teacher_is_refused_in_one_line() -> None:
 
 def test_teacher_searches_leave_the_other_searches_to_the_universal_file() -> None:
     teachers = Teachers("best", 7, ["pimc"])
-    assert teachers.spec(Rules.preset("every_trick")) == "pimc"
+    assert teachers.spec(Rules.preset("quick")) == "pimc"
     assert teachers.spec(Rules.preset("last_trick_only")) == "zoo:universal"  # best plays pimc:eval=exact there
     assert teachers.spec(Rules.preset("standard")) == Teachers("best", 7).spec(Rules.preset("standard"))
     d = _decision(Rules.preset("last_trick_only"))

@@ -119,7 +119,7 @@ def test_best_plays_the_search_where_measured_stronger_the_kept_policy_at_its_ta
     odd = Rules.preset("standard", limit=99)  # rules of no preset: the network, with no word
     assert best.choice(odd) == f"zoo:{zoo.UNIVERSAL}"
     np.testing.assert_array_equal(_choices("best", odd), _choices("zoo", odd))
-    searched_rules = Rules.preset("small_ace", players=3)
+    searched_rules = Rules.preset("last_trick_only", players=3)
     np.testing.assert_array_equal(_choices("best", searched_rules), _choices(best.SEARCH, searched_rules))
     for table in best.SEARCH_TABLES:  # the names are tables of the rules: each is reached
         preset, size = table.split(" ")
@@ -167,6 +167,12 @@ def test_a_blend_is_the_weighted_mean_of_the_networks_and_refuses_other_networks
         zoo.export(a, tmp_path / "x.pt", blend=[(zoo.path_of(zoo.UNIVERSAL), 0.5)])
     with pytest.raises(CheckpointError, match="sum below 1"):
         zoo.export(a, tmp_path / "x.pt", blend=[(b, 0.6), (b, 0.4)])
+    universal = torch.load(zoo.path_of(zoo.UNIVERSAL), weights_only=True)
+    universal["config"] = {**universal["config"], "preset": "every_trick"}  # a mixture's preset: only its eval table
+    torch.save(universal, tmp_path / "mixture.pt")
+    zoo.export(tmp_path / "mixture.pt", tmp_path / "soup.pt", blend=[(zoo.path_of(zoo.UNIVERSAL), 0.5)])
+    with pytest.raises(CheckpointError, match="networks or presets differ"):
+        zoo.export(tmp_path / "mixture.pt", tmp_path / "x.pt", blend=[(a, 0.5)])  # a mixture with a per-table file
 
 
 def test_an_ensemble_plays_the_weighted_mean_of_the_members_logits(tmp_path: Path, sibling: Path) -> None:
@@ -248,7 +254,7 @@ def test_zoo_command_lists_and_exports(tmp_path: Path, capsys: pytest.CaptureFix
     universal = next(i for i, line in enumerate(lines) if line.startswith(f"zoo:{zoo.UNIVERSAL} "))
     assert "the network of every table" in lines[universal + 1]
     out = tmp_path / "p.pt"
-    args = ["zoo", "export", str(zoo.path_of(zoo.UNIVERSAL)), "--preset", "standard", "--out", str(out)]
+    args = ["zoo", "export", str(zoo.path_of("standard-4p")), "--preset", "standard", "--out", str(out)]
     assert main(args) == 0
     assert main(args) == 2  # exists: refused without --force
     assert "add --force" in capsys.readouterr().err

@@ -88,7 +88,13 @@ def _sources(
         if other.get("ensemble"):
             raise CheckpointError(f"{str(path)!r} is an ensemble already: combine its members instead")
         same = [other.get(k) == data.get(k) for k in keys]
-        if not all(same) or (other.get("config") or {}).get("preset") != (data.get("config") or {}).get("preset"):
+        if not all(same) or _trained_for(other) != _trained_for(data):
             what = "networks or presets" if same_shape else "observations, cards or presets"
             raise CheckpointError(f"cannot combine {str(path)!r} with {str(checkpoint)!r}: their {what} differ")
     return sources
+
+
+def _trained_for(data: Checkpoint) -> str | None:
+    """What a network was trained for: its preset, or ``None`` for a mixture of tables (any two of which combine)."""
+    cfg = data.get("config") or {}
+    return None if (cfg.get("mixture") or {}).get("families") else cfg.get("preset")

@@ -24,8 +24,8 @@ ZOO = Path(__file__).resolve().parent
 UNIVERSAL = "universal"
 """The rules-conditioned network every table plays (``zoo``, ``zoo:universal``)."""
 KEPT_BECAUSE: dict[str, str] = {
-    "standard-4p": "standard 4x7 vs 3 guards, 5000 deals: 0.465 [0.459, 0.471], the network 0.454 [0.448, 0.460]",
-    "standard-3p": "standard 3x7 vs 2 guards, 400 deals: 0.517 [0.490, 0.542], 2.47 pts; the network 0.511, 2.53 pts",
+    "standard-4p": "standard 4x7 vs 3 guards, 5000 deals: 0.465 [0.459, 0.471], the network 0.455 [0.449, 0.461]",
+    "standard-3p": "standard 3x7 vs 2 guards, 400 deals: 0.517 [0.490, 0.542], 2.47 pts; the network 0.500, 2.53 pts",
     "free_choice-3x5-anyace-single": (
         "free_choice 3x5 any-ace single rounds vs two pimc:eval=exact, 3000 deals, seeds 5-9: 0.239 points a round"
         " below the search, the network 0.236"
