@@ -57,6 +57,14 @@ def choice(rules: Rules) -> str:
     return f"zoo:{specialist or UNIVERSAL}"
 
 
+def preset_rows() -> list[dict[str, object]]:
+    """The shipped table of every preset (``agents.zoo.preset_table``), each row with the agent ``best`` plays there."""
+    from agents.zoo import preset_table  # torch is an optional dependency
+
+    table = preset_table()["presets"]
+    return [{"preset": p, **row, "best": choice(Rules.preset(p))} for p, row in table.items()]
+
+
 @functools.cache
 def warn_without_torch() -> None:
     """Say once, in one line, that without torch ``best`` plays the search everywhere."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import warnings
@@ -249,10 +250,14 @@ def test_a_checkpoint_away_from_its_run_is_measured_alike(tmp_path: Path, siblin
 
 def test_zoo_command_lists_and_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["zoo"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    lines, _, table = capsys.readouterr().out.partition("\n\n")
+    lines = lines.splitlines()
     assert [line.split()[0] for line in lines if not line.startswith(" ")] == [f"zoo:{n}" for n in zoo.available()]
     universal = next(i for i, line in enumerate(lines) if line.startswith(f"zoo:{zoo.UNIVERSAL} "))
     assert "the network of every table" in lines[universal + 1]
+    head, *rows = table.splitlines()
+    assert head.startswith("zoo:universal at every preset") and zoo.preset_table()["command"] in head
+    assert [r.split()[0] for r in rows] == sorted(PRESETS) and "best plays pimc:eval=exact" in rows[7]
     out = tmp_path / "p.pt"
     args = ["zoo", "export", str(zoo.path_of("standard-4p")), "--preset", "standard", "--out", str(out)]
     assert main(args) == 0
@@ -271,7 +276,29 @@ def test_the_wheel_ships_every_policy(tmp_path: Path) -> None:
     subprocess.run([*pip, "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True)
     (wheel,) = tmp_path.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {f"agents/zoo/{n}.pt" for n in zoo.available()} <= names
+    assert {f"agents/zoo/{n}.pt" for n in zoo.available()} | {"agents/zoo/presets.json"} <= names
     assert "training/configs/zoo.yaml" in names
     shipped = [n for n in names if n.startswith("agents/zoo/") and n.endswith(".pt")]
     np.testing.assert_equal(len(shipped), len(zoo.available()))
+
+
+def test_the_shipped_preset_table_is_the_measured_files_and_best_follows_it() -> None:
+    table = zoo.preset_table()
+    assert sorted(table["presets"]) == sorted(PRESETS) and "--seed 7" in table["command"]
+    results = ROOT / "docs" / "results" / "teacher"
+
+    def measured(tag: str, preset: str) -> list[float]:
+        entry = json.loads((results / f"{tag}-{preset}.json").read_text())["entries"][0]
+        return [round(entry["win_rate"], 4), *(round(x, 4) for x in entry["win_rate_ci"])]
+
+    for row in best.preset_rows():
+        preset = str(row["preset"])
+        assert row["zoo"] == measured("b015", preset)  # the shipped network's own evaluation files
+        rules = Rules.preset(preset)
+        if "search" in row:
+            tag = "pimc" if row["search"] == best.EVERY_TRICK_SEARCH else "exact"
+            assert row["search"] == best.search_for(rules) and row["search_win"] == measured(tag, preset)
+            stronger = row["search_win"][0] > row["zoo"][0]  # type: ignore[index]
+            assert (row["best"] == row["search"]) == stronger, preset  # the search where it measured stronger
+        else:
+            assert row["best"] != best.search_for(rules), preset

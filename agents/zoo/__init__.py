@@ -22,6 +22,7 @@ from agents.zoo.shipped import (
     catalogue,
     describe,
     path_of,
+    preset_table,
     specialist_for,
 )
 from agents.zoo.table_names import TABLE_OPTIONS, preset_of, table_text
@@ -39,6 +40,7 @@ __all__ = [
     "export",
     "path_of",
     "preset_of",
+    "preset_table",
     "specialist_for",
     "table_text",
 ]

@@ -11,6 +11,7 @@ the numbers, and a file not named there is not shipped (a test holds the two equ
 from __future__ import annotations
 
 import functools
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ ZOO = Path(__file__).resolve().parent
 """The folder of the shipped policies."""
 UNIVERSAL = "universal"
 """The rules-conditioned network every table plays (``zoo``, ``zoo:universal``)."""
+PRESET_TABLE = ZOO / "presets.json"
+"""The universal network's measured win rate at every preset, beside the search ``best`` plays where it does."""
 KEPT_BECAUSE: dict[str, str] = {
     "standard-4p": "standard 4x7 vs 3 guards, 5000 deals: 0.465 [0.459, 0.471], the network 0.455 [0.449, 0.461]",
     "standard-3p": "standard 3x7 vs 2 guards, 400 deals: 0.517 [0.490, 0.542], 2.47 pts; the network 0.500, 2.53 pts",
@@ -117,3 +120,10 @@ def describe() -> list[dict[str, Any]]:
         rows.append({"name": s.name, "preset": s.preset, "table": table, "tables": tables, "why": why})
         rows[-1].update(s.info)
     return rows
+
+
+@functools.cache
+def preset_table() -> dict[str, Any]:
+    """The shipped table of every preset (:data:`PRESET_TABLE`): its command, per preset ``zoo`` and the search's."""
+    table: dict[str, Any] = json.loads(PRESET_TABLE.read_text())
+    return table

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from agurk.cli.common import CliError, Formatter, Subcommands, add_options, from_args
 from agurk_env.install import install
@@ -17,17 +16,17 @@ def add_parser(sub: Subcommands) -> None:
         help="list the shipped policies (zoo:NAME), or export a run into the zoo",
         formatter_class=Formatter,
         description=(
-            "Without arguments: list the shipped policies (the agent spec zoo:NAME), each with the tables it\n"
-            "was trained for, its decisions, training time, measured strength and why it ships: plain 'zoo' is\n"
-            "the universal network, which plays every rule set and table; a per-table policy ships only while\n"
-            "it measures stronger than that network at its table ('best' plays it there). 'agurk zoo export RUN'\n"
-            "writes the weights-only copy of a run's best checkpoint into the zoo (package data next to\n"
-            "agents/zoo/), with the run's training time and last evaluation; 'agurk zoo export RUN --blend\n"
-            "OTHER:W' writes the weighted mean of the networks' weights instead (OTHER gets weight W, RUN the\n"
-            "rest), and '--ensemble OTHER:W' keeps both networks and plays the weighted mean of their logits.\n"
-            "A policy with no evaluation of its run at that step (a blend, an ensemble, a lone checkpoint\n"
-            "file) is measured at export as its run would have measured it. docs/zoo.md has the command that\n"
-            "trains each one."
+            "Without arguments: list the shipped policies (the agent spec zoo:NAME), each with the tables it was "
+            "trained for, its decisions, training time, measured strength and why it ships, then the universal "
+            "network at every preset beside the search 'best' plays where it measured stronger. Plain 'zoo' is the "
+            "universal network, which plays every rule set and table; a per-table policy ships only while it "
+            "measures stronger than that network at its table ('best' plays it there). 'agurk zoo export RUN' "
+            "writes the weights-only copy of a run's best checkpoint into the zoo (package data next to agents/zoo/), "
+            "with the run's training time and last evaluation; '--blend OTHER:W' writes the weighted mean of the "
+            "networks' weights instead (OTHER gets weight W, RUN the rest), and '--ensemble OTHER:W' keeps both and "
+            "plays the weighted mean of their logits. A policy with no evaluation of its run at that step (a blend, "
+            "an ensemble, a lone checkpoint file) is measured at export as its run would have measured it. "
+            "docs/zoo.md has the command that trains each one."
         ),
         epilog=(
             "examples:\n  agurk zoo\n  agurk zoo export runs/zoo-swedish --preset swedish\n"
@@ -40,31 +39,6 @@ def add_parser(sub: Subcommands) -> None:
     p.set_defaults(func=run)
 
 
-def _minutes(seconds: float | None) -> str:
-    return "-" if seconds is None else f"{seconds / 60:.0f} min"
-
-
-def _strength(row: dict[str, Any]) -> str:
-    s = row.get("strength")
-    if not s:
-        return "-"
-    low, high = s["win_rate_ci"]
-    return f"{s['win_rate']:.3f} [{low:.3f}, {high:.3f}] vs {s['opponent']} ({s['deals']} deals)"
-
-
-def _listing(rows: list[dict[str, Any]]) -> None:
-    if not rows:
-        print("the zoo is empty")
-    for row in rows:
-        name, decisions, minutes = f"zoo:{row['name']}", row["decisions"], _minutes(row["train_seconds"])
-        blend = f"  (weights: the mean of {len(row['blend'])} checkpoints)" if row.get("blend") else ""
-        if row.get("ensemble"):
-            blend = f"  (an ensemble of {len(row['ensemble'])} networks)"
-        print(f"{name:<24} {row['table']:<30} {decisions:>11,} decisions  {minutes:>7}  {_strength(row)}{blend}")
-        if row["why"]:
-            print(f"{'':<24} {row['why']}")
-
-
 def run(namespace: argparse.Namespace) -> int:
     """List the zoo, or export a run into it."""
     args = from_args(ZooOptions, namespace)
@@ -75,7 +49,10 @@ def run(namespace: argparse.Namespace) -> int:
     if args.action == "list":
         if args.export_only():
             raise CliError("agurk zoo (list) takes no other arguments")
-        _listing(zoo.describe())
+        from agents.best import preset_rows
+        from agents.zoo.listing import policy_lines, preset_lines
+
+        print("\n".join(policy_lines(zoo.describe()) + preset_lines(zoo.preset_table(), preset_rows())))
         return 0
     exported = export_run(args, note=print)
     print(f"wrote {exported.path} ({exported.size:,} bytes): zoo:{exported.name}")
