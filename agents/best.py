@@ -35,7 +35,7 @@ SEARCH_STRONGER = ("last_trick_only", "quick")
 """The presets where the search won more than the universal network at 4 players, against three guards on the same
 400 deals (seeds 0 and 7; docs/zoo.md, "`best` on every preset"; the search's seed-0 figures: the full skill report's
 ladder)."""
-SEARCH_TABLES = ("standard 4x5", "standard 7x7")
+SEARCH_TABLES = ("standard 7x7",)
 """Other tables where the search won more than the network against guards on the same deals (docs/zoo.md)."""
 POLICY_FROM = 5
 """Table size from which the network plays even under :data:`SEARCH_STRONGER` (the search weakens with players)."""

@@ -74,7 +74,7 @@ def commands() -> list[str]:
 
 
 STUDY = (
-    "agurk skill-study --selection docs/results/skill-full/report.json --convergence docs/results/skill-full/"
+    "agurk skill-study --selection docs/results/skill-study/selection.json --convergence docs/results/skill-full/"
     "convergence.json --exact docs/results/skill-study/exact.json --out docs/results/skill-study"
 )
 """The published study's command (``agurk skill-study --help``)."""

@@ -38,7 +38,7 @@ EXAMPLES = (
     "examples:\n"
     "  agurk skill-study --variants standard,swedish,every_trick \\\n"
     "    --floor 400 --ceiling 800 --robust-deals 400 --out runs/study-small\n"
-    "  agurk skill-study --selection docs/results/skill-full/report.json \\\n"
+    "  agurk skill-study --selection docs/results/skill-study/selection.json \\\n"
     "    --convergence docs/results/skill-full/convergence.json \\\n"
     "    --exact docs/results/skill-study/exact.json --out docs/results/skill-study"
 )
