@@ -121,7 +121,7 @@ def test_zoo_export_library_call_is_the_command(tmp_path: Path, capsys: pytest.C
     from agents import zoo
     from training.zoo_export import ZooOptions, export_run
 
-    argv = ["zoo", "export", str(zoo.path_of(zoo.UNIVERSAL)), "--preset", "standard", "--name", "mine"]
+    argv = ["zoo", "export", str(zoo.path_of("standard-4p")), "--preset", "standard", "--name", "mine"]
     called = export_run(parsed(ZooOptions, [*argv, "--out", str(tmp_path / "call.pt")]))
     assert main([*argv, "--out", str(tmp_path / "command.pt")]) == 0
     assert capsys.readouterr().out == f"wrote {tmp_path / 'command.pt'} ({called.size:,} bytes): zoo:{called.name}\n"

@@ -171,5 +171,8 @@ class Pool(Generic[T]):
             self.pool.shutdown(wait=True)
             return
         workers = list((self.pool._processes or {}).values())  # Python < 3.14 has no public terminate_workers
+        manager: threading.Thread | None = getattr(self.pool, "_executor_manager_thread", None)  # typeshed: wrong type
         self.pool.shutdown(wait=False, cancel_futures=True)
         _end(workers)
+        if manager is not None:  # let it close its wakeup pipe before exit, which else races a write to it (3.11)
+            manager.join(STOP_SECONDS)
