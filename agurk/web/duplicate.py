@@ -251,11 +251,7 @@ class Results:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30.0)
             db.row_factory = sqlite3.Row
-            if str(self.path) != ":memory:":
-                db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(SCHEMA)
-            _add_places(db)
-            db.commit()
+            _set_up(db, wal=str(self.path) != ":memory:")
             self._db = db
         return self._db
 
@@ -304,6 +300,28 @@ class Results:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def _set_up(db: sqlite3.Connection, wal: bool, seconds: float = 30.0) -> None:
+    """WAL mode, the schema and its columns; retried while another server sets up the same new file.
+
+    Switching a new file to WAL needs it alone, and SQLite answers "database is locked" at once,
+    without its busy wait, when another connection is setting it up at that moment.
+    """
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if wal:
+                db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
+            _add_places(db)
+            db.commit()
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            db.rollback()
+            time.sleep(0.05)
 
 
 def _add_places(db: sqlite3.Connection) -> None:
