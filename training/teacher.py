@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 from torch import nn
 
-from agents.best import choice
+from agents.best import choice, search_for
 from agents.guided import improve, log_probs
 from agents.registry import make_agent
 from agents.search import Search
@@ -52,7 +52,7 @@ class Teachers:
             return "rollout"
         if rules not in self._specs:  # decided once per table: every engine step of a generation asks
             chosen = choice(rules)
-            if self.searches and not chosen.startswith("zoo:") and chosen not in self.searches:
+            if self.searches and chosen == search_for(rules) and chosen not in self.searches:
                 chosen = f"zoo:{UNIVERSAL}"
             self._specs[rules] = chosen
         return self._specs[rules]
